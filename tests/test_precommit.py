@@ -1,0 +1,139 @@
+"""The pre-commit hook end to end: pre-commit installs torchlint from this repository
+into its own environment and runs the hook from .pre-commit-hooks.yaml on a staged file.
+
+`pre-commit try-repo` is pointed at a committed snapshot of this repository's working
+tree rather than at the checkout itself: on the checkout it needs a HEAD commit and it
+leaves out untracked files, so it would test an older torchlint, or nothing at all in a
+repository without commits. The snapshot holds exactly what `git status` would show.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HOOK_ID = "torchlint"
+# Installing the hook environment builds torchlint and pip-installs its dependencies.
+TIMEOUT_S = 600
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or importlib.util.find_spec("pre_commit") is None,
+    reason="needs git and pre-commit",
+)
+
+MODEL_WITH_PRINT = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        print(x)
+        return x
+"""
+
+MODEL_WITH_GUARDED_PRINT = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print(x)
+        return x
+"""
+
+
+def _environment(tmp_path: Path) -> dict[str, str]:
+    # GIT_DIR and friends (set when the suite runs inside a git hook) would point the
+    # git commands below at the wrong repository; SKIP could silence the hook.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "SKIP"}
+    # Keeps pre-commit's database and log out of the user's cache. try-repo itself
+    # installs the hook environment into a temporary store of its own on every run
+    # (pre_commit/commands/try_repo.py), so the two runs below each install it.
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    return env
+
+
+def _git(cwd: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _init_repository(path: Path, env: dict[str, str]) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, env, "init", "--quiet")
+    _git(path, env, "config", "user.name", "torchlint tests")
+    _git(path, env, "config", "user.email", "tests@torchlint.invalid")
+    _git(path, env, "config", "commit.gpgsign", "false")
+
+
+def _working_tree_files(root: Path, env: dict[str, str]) -> list[Path]:
+    """Tracked and untracked files that are not ignored, relative to ``root``."""
+    listing = _git(root, env, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    relative = [Path(name) for name in listing.split("\0") if name]
+    # Deleted but still tracked files are listed too.
+    return [path for path in relative if (root / path).is_file()]
+
+
+def _snapshot(root: Path, destination: Path, env: dict[str, str]) -> Path:
+    """A one-commit repository holding the working tree of ``root``."""
+    inside_git = subprocess.run(
+        ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, env=env, capture_output=True, text=True
+    )
+    if inside_git.returncode == 0:
+        destination.mkdir(parents=True)
+        for relative in _working_tree_files(root, env):
+            (destination / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / relative, destination / relative)
+    else:
+        # An unpacked sdist: `git add -A` below still honours the copied .gitignore.
+        shutil.copytree(root, destination, ignore=shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache"))
+    _init_repository(destination, env)
+    _git(destination, env, "add", "-A")
+    _git(destination, env, "commit", "--quiet", "--no-verify", "-m", "snapshot")
+    return destination
+
+
+def _try_repo(hook_repo: Path, project: Path, file: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), HOOK_ID, "--files", file]
+    return subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+
+
+def _output(done: subprocess.CompletedProcess[str]) -> str:
+    return f"exit code {done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}"
+
+
+def test_hook_fails_on_print_in_forward_and_passes_once_guarded(tmp_path: Path) -> None:
+    env = _environment(tmp_path)
+    hook_repo = _snapshot(REPO_ROOT, tmp_path / "torchlint-snapshot", env)
+    project = tmp_path / "project"
+    _init_repository(project, env)
+    model = project / "model.py"
+
+    model.write_text(MODEL_WITH_PRINT, encoding="utf-8")
+    _git(project, env, "add", "model.py")
+    failing = _try_repo(hook_repo, project, "model.py", env)
+    assert failing.returncode == 1, _output(failing)
+    assert re.search(rf"^{HOOK_ID}\.+Failed$", failing.stdout, re.MULTILINE), _output(failing)
+    # 1 is torchlint's "findings" exit; 2 would be an error such as a broken install.
+    assert "- exit code: 1" in failing.stdout, _output(failing)
+    assert re.search(r"^model\.py:6:9: TL101 ", failing.stdout, re.MULTILINE), _output(failing)
+
+    model.write_text(MODEL_WITH_GUARDED_PRINT, encoding="utf-8")
+    _git(project, env, "add", "model.py")
+    passing = _try_repo(hook_repo, project, "model.py", env)
+    assert passing.returncode == 0, _output(passing)
+    assert re.search(rf"^{HOOK_ID}\.+Passed$", passing.stdout, re.MULTILINE), _output(passing)
+    assert "TL101" not in passing.stdout, _output(passing)

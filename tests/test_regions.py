@@ -1,0 +1,154 @@
+"""Which functions count as compiled, and why."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.semantic.regions import compiled_regions
+from torchlint.semantic.summary import summarize
+
+
+def compiled(source: str, entry_points: tuple[str, ...] = (), module_name: str = "pkg.model") -> dict[str, str]:
+    summary = summarize(cst.parse_module(textwrap.dedent(source)), module_name)
+    regions = compiled_regions(summary, entry_points)
+    return {function.qualname: reason for function, reason in regions.compiled.items()}
+
+
+def test_forward_of_modules_through_aliases_and_local_bases() -> None:
+    found = compiled(
+        """
+        from torch import nn
+        from torch.nn import Module
+        import torch.nn as tnn
+
+        class A(nn.Module):
+            def forward(self, x): return x
+        class B(Module):
+            def forward(self, x): return x
+        class Base(tnn.Module):
+            pass
+        class C(Base):
+            def forward(self, x): return x
+        class D(nn.Linear):
+            def forward(self, x): return x
+        class NotAModule:
+            def forward(self, x): return x
+        """
+    )
+    assert set(found) == {"A.forward", "B.forward", "C.forward", "D.forward"}
+    assert "Base" in found["C.forward"]
+
+
+def test_unresolved_base_with_forward_is_taken_for_a_module() -> None:
+    found = compiled(
+        """
+        from .modeling_utils import PreTrainedModel
+        class Llama(PreTrainedModel):
+            def forward(self, x): return x
+        class Config(PreTrainedModel):
+            def to_dict(self): return {}
+        """
+    )
+    assert set(found) == {"Llama.forward"}
+    assert "PreTrainedModel" in found["Llama.forward"]
+
+
+def test_compile_decorators_and_call_sites() -> None:
+    found = compiled(
+        """
+        import torch
+        from torch import compile as tc
+
+        @torch.compile
+        def a(x): return x
+        @torch.compile(fullgraph=True)
+        def b(x): return x
+        @torch._dynamo.optimize("eager")
+        def c(x): return x
+        def d(x): return x
+        def e(x): return x
+        def never(x): return x
+        fast_d = torch.compile(d)
+        fast_e = tc(e, mode="max-autotune")
+        """
+    )
+    assert set(found) == {"a", "b", "c", "d", "e"}
+
+
+def test_reachability_follows_static_calls() -> None:
+    found = compiled(
+        """
+        import torch
+        from torch import nn
+        from torch.utils.checkpoint import checkpoint
+
+        def helper(x): return inner(x)
+        def inner(x): return x
+        def unused(x): return x
+
+        class Block(nn.Module):
+            def forward(self, x): return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+            def _attend(self, x): return x
+            def _ckpt(self, x): return x
+            def forward(self, x):
+                x = helper(x)
+                x = self._attend(x)
+                x = checkpoint(self._ckpt, x)
+                def local(y): return y
+                return self.block(local(x))
+        """
+    )
+    assert {"helper", "inner", "Net._attend", "Net._ckpt", "Net.forward.local", "Block.forward"} <= set(found)
+    assert "unused" not in found and "Net.__init__" not in found
+    assert found["inner"] == "called from helper"
+
+
+def test_super_and_inherited_methods() -> None:
+    found = compiled(
+        """
+        from torch import nn
+        class Base(nn.Module):
+            def shared(self, x): return x
+            def forward(self, x): return x
+        class Child(Base):
+            def forward(self, x):
+                return super().forward(self.shared(x))
+        """
+    )
+    assert {"Base.shared", "Base.forward", "Child.forward"} <= set(found)
+
+
+def test_disabled_functions_are_not_traced_even_when_called() -> None:
+    found = compiled(
+        """
+        import torch
+        from torch import nn
+        @torch.compiler.disable
+        def log_stats(x): return x
+        @torch._dynamo.disable(recursive=False)
+        def other(x): return x
+        class Net(nn.Module):
+            def forward(self, x):
+                log_stats(x)
+                return other(x)
+        """
+    )
+    assert set(found) == {"Net.forward"}
+
+
+def test_configured_entry_points() -> None:
+    source = """
+    class Sampler:
+        def step(self, x): return x
+        def other(self, x): return x
+    def generate(x): return x
+    """
+    assert set(compiled(source, ("Sampler.step", "pkg.model.generate"))) == {"Sampler.step", "generate"}
+    assert set(compiled(source, ("other.module.generate",))) == set()

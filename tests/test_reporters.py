@@ -1,0 +1,371 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from torchlint.reporters import FORMATS, ReportContext, render
+from torchlint.reporters.paths import display_path
+from torchlint.rules.base import Rule
+
+ROOT = Path("/project").absolute()
+NET = str(ROOT / "models" / "net.py")
+OUTSIDE = str(Path("/elsewhere/util.py").absolute())
+
+NET_SOURCE = (
+    "import torch\n"
+    "\n"
+    "@torch.compile\n"
+    "def forward(x):\n"
+    "    print(x)\n"
+    "    return x.item()\n"
+)
+
+
+class PrintRule(Rule):
+    code = "TL101"
+    name = "print-in-compiled"
+    message = "print() inside compiled code breaks the graph"
+    suggestion = "Log outside the compiled function"
+    gb_ids = ("GB0001",)
+    gb_types = ("Unsupported builtin",)
+
+
+class ItemRule(Rule):
+    code = "TL301"
+    name = "tensor-item"
+    message = ".item() turns a tensor into a Python number"
+    severity = Severity.WARNING
+
+
+def print_finding(**overrides) -> Diagnostic:
+    fields = dict(
+        path=NET,
+        code="TL101",
+        name=PrintRule.name,
+        message=PrintRule.message,
+        location=Location(5, 5),
+        end_location=Location(5, 13),
+        suggestion=PrintRule.suggestion,
+        gb_ids=PrintRule.gb_ids,
+        url=PrintRule.url(),
+        fix=Fix(
+            message="Remove the print() call",
+            applicability=Applicability.UNSAFE,
+            edits=(Edit(content="pass", location=Location(5, 5), end_location=Location(5, 13)),),
+        ),
+        noqa_row=5,
+    )
+    fields.update(overrides)
+    return Diagnostic(**fields)
+
+
+def item_finding(**overrides) -> Diagnostic:
+    fields = dict(
+        path=NET,
+        code="TL301",
+        name=ItemRule.name,
+        message=ItemRule.message,
+        location=Location(6, 12),
+        end_location=Location(6, 20),
+        severity=Severity.WARNING,
+        url=ItemRule.url(),
+        noqa_row=6,
+    )
+    fields.update(overrides)
+    return Diagnostic(**fields)
+
+
+@pytest.fixture
+def ctx() -> ReportContext:
+    return ReportContext(
+        cwd=ROOT, sources={NET: NET_SOURCE}, rules=(PrintRule, ItemRule), version="1.2.3"
+    )
+
+
+def test_every_format_renders_empty_input(ctx):
+    for fmt in FORMATS:
+        render(fmt, [], ctx)
+    assert render("concise", [], ctx) == ""
+    assert json.loads(render("json", [], ctx)) == []
+
+
+def test_unknown_format_is_refused(ctx):
+    with pytest.raises(ValueError, match="unknown output format"):
+        render("xml", [], ctx)
+
+
+def test_display_path():
+    assert display_path(NET, ROOT) == str(Path("models/net.py"))
+    assert display_path(OUTSIDE, ROOT) == OUTSIDE
+    assert display_path("-", ROOT) == "-"
+
+
+# --- concise -------------------------------------------------------------------------
+
+
+def test_concise_lines_mark_only_fixable_findings(ctx):
+    shown = str(Path("models/net.py"))
+    display_only = print_finding(
+        fix=Fix(message="m", applicability=Applicability.DISPLAY_ONLY, edits=()),
+        location=Location(9, 1),
+    )
+    out = render("concise", [print_finding(), item_finding(), display_only], ctx)
+    assert out.splitlines() == [
+        f"{shown}:5:5: TL101 [*] print() inside compiled code breaks the graph",
+        f"{shown}:6:12: TL301 .item() turns a tensor into a Python number",
+        f"{shown}:9:1: TL101 print() inside compiled code breaks the graph",
+    ]
+
+
+def test_concise_keeps_the_given_order_and_absolute_paths_outside_cwd(ctx):
+    out = render("concise", [item_finding(path=OUTSIDE), print_finding()], ctx)
+    first, second = out.splitlines()
+    assert first.startswith(f"{OUTSIDE}:6:12: TL301 ")
+    assert second.startswith(str(Path("models/net.py")) + ":5:5: TL101 [*] ")
+
+
+# --- full ----------------------------------------------------------------------------
+
+
+def test_full_shows_excerpt_carets_help_and_docs(ctx):
+    out = render("full", [print_finding()], ctx)
+    lines = out.splitlines()
+    assert lines[0] == (
+        f"{Path('models/net.py')}:5:5: TL101 [*] print() inside compiled code breaks the graph"
+    )
+    assert lines[1:8] == [
+        "  |",
+        "4 | def forward(x):",
+        "5 |     print(x)",
+        "  |     ^^^^^^^^ TL101",
+        "6 |     return x.item()",
+        "  |",
+        "  = help: Log outside the compiled function",
+    ]
+    assert lines[8] == f"  = docs: {PrintRule.url()}"
+    # Carets sit exactly under `print(x)`.
+    source_line, caret_line = lines[3], lines[4]
+    start = caret_line.index("^")
+    assert source_line[start : start + 8] == "print(x)"
+    assert caret_line[start + 8 :] == " TL101"
+    assert out.endswith("\n\n")
+
+
+def test_full_omits_help_without_suggestion(ctx):
+    out = render("full", [item_finding()], ctx)
+    assert "= help:" not in out
+    # The last line of the file has no line after it to show.
+    assert out.splitlines()[2:6] == [
+        "5 |     print(x)",
+        "6 |     return x.item()",
+        "  |            ^^^^^^^^ TL301",
+        "  |",
+    ]
+
+
+def test_full_multiline_range_underlines_to_end_of_first_line():
+    source = "x = foo(\n    1,\n)\n"
+    ctx = ReportContext(cwd=ROOT, sources={NET: source})
+    finding = print_finding(
+        location=Location(1, 5), end_location=Location(3, 2), suggestion=None, url=None
+    )
+    lines = render("full", [finding], ctx).splitlines()
+    assert lines[1:6] == ["  |", "1 | x = foo(", "  |     ^^^^ TL101", "2 |     1,", "  |"]
+
+
+def test_full_widens_gutter_for_two_digit_rows():
+    source = "".join(f"line{n}\n" for n in range(1, 12))
+    ctx = ReportContext(cwd=ROOT, sources={NET: source})
+    finding = print_finding(location=Location(10, 1), end_location=Location(10, 5))
+    lines = render("full", [finding], ctx).splitlines()
+    assert lines[1:7] == [
+        "   |",
+        " 9 | line9",
+        "10 | line10",
+        "   | ^^^^ TL101",
+        "11 | line11",
+        "   |",
+    ]
+
+
+def test_full_handles_tabs_and_wide_characters():
+    source = "\tx = '日本' + y\n"
+    ctx = ReportContext(cwd=ROOT, sources={NET: source})
+    # Columns count characters: `y` is the 13th character.
+    finding = print_finding(location=Location(1, 13), end_location=Location(1, 14))
+    lines = render("full", [finding], ctx).splitlines()
+    assert lines[2] == "1 |     x = '日本' + y"
+    # Tab -> 4 columns, each of 日本 -> 2 columns, so `y` starts at display offset 17.
+    assert lines[3] == "  | " + " " * 17 + "^ TL101"
+
+
+def test_full_shows_control_characters_as_pictures():
+    ctx = ReportContext(cwd=ROOT, sources={NET: "a\x1b[31mb = 1\r\n"})
+    finding = print_finding(location=Location(1, 7), end_location=Location(1, 8))
+    lines = render("full", [finding], ctx).splitlines()
+    assert lines[2] == "1 | a\u241b[31mb = 1"
+    assert lines[3] == "  |       ^ TL101"
+
+
+def test_full_without_source_prints_header_and_notes():
+    ctx = ReportContext(cwd=ROOT)
+    findings = [print_finding(), print_finding(location=Location(99, 1))]
+    lines = render("full", findings, ctx).splitlines()
+    assert lines[0].endswith("TL101 [*] print() inside compiled code breaks the graph")
+    assert lines[1] == "  = help: Log outside the compiled function"
+    assert lines[2].startswith("  = docs: ")
+    assert lines[3] == ""
+    assert lines[4].startswith(f"{Path('models/net.py')}:99:1:")
+
+
+def test_full_tolerates_ranges_past_the_line_end(ctx):
+    finding = print_finding(location=Location(2, 40), end_location=Location(2, 50))
+    lines = render("full", [finding], ctx).splitlines()
+    assert "  | ^ TL101" in lines
+
+
+# --- json ----------------------------------------------------------------------------
+
+RUFF_KEYS = {
+    "cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"
+}
+OWN_KEYS = {"name", "severity", "suggestion", "gb_ids"}
+
+
+def test_json_has_ruff_fields_and_ours(ctx):
+    out = render("json", [print_finding(), item_finding()], ctx)
+    assert out.startswith("[\n  {")
+    fixable, plain = json.loads(out)
+    for record in (fixable, plain):
+        assert set(record) == RUFF_KEYS | OWN_KEYS
+        assert record["cell"] is None
+        assert record["filename"] == NET
+
+    assert fixable["code"] == "TL101"
+    assert fixable["location"] == {"column": 5, "row": 5}
+    assert fixable["end_location"] == {"column": 13, "row": 5}
+    assert fixable["message"] == PrintRule.message
+    assert fixable["noqa_row"] == 5
+    assert fixable["url"] == PrintRule.url()
+    assert fixable["name"] == "print-in-compiled"
+    assert fixable["severity"] == "error"
+    assert fixable["suggestion"] == PrintRule.suggestion
+    assert fixable["gb_ids"] == ["GB0001"]
+    assert fixable["fix"] == {
+        "applicability": "unsafe",
+        "edits": [
+            {
+                "content": "pass",
+                "location": {"column": 5, "row": 5},
+                "end_location": {"column": 13, "row": 5},
+            }
+        ],
+        "message": "Remove the print() call",
+    }
+
+    assert plain["fix"] is None
+    assert plain["severity"] == "warning"
+    assert plain["suggestion"] is None
+    assert plain["gb_ids"] == []
+    assert plain["location"] == {"column": 12, "row": 6}
+
+
+# --- github --------------------------------------------------------------------------
+
+
+def test_github_annotations(ctx):
+    shown = str(Path("models/net.py"))
+    out = render("github", [print_finding(), item_finding()], ctx)
+    assert out.splitlines() == [
+        f"::error title=torchlint (TL101),file={shown},line=5,col=5,endLine=5,endColumn=13"
+        f"::{shown}:5:5: TL101 print() inside compiled code breaks the graph",
+        f"::warning title=torchlint (TL301),file={shown},line=6,col=12,endLine=6,endColumn=20"
+        f"::{shown}:6:12: TL301 .item() turns a tensor into a Python number",
+    ]
+
+
+def test_github_escapes_data_and_properties():
+    cwd = Path("/x").absolute()
+    odd_path = str(cwd / "a,b:c%d.py")
+    ctx = ReportContext(cwd=cwd)
+    finding = print_finding(path=odd_path, message="100% sure, really: yes\nsecond\rline")
+    (line,) = render("github", [finding], ctx).splitlines()
+    assert line == (
+        "::error title=torchlint (TL101),file=a%2Cb%3Ac%25d.py,line=5,col=5,endLine=5,endColumn=13"
+        "::a,b:c%25d.py:5:5: TL101 100%25 sure, really: yes%0Asecond%0Dline"
+    )
+
+
+# --- sarif ---------------------------------------------------------------------------
+
+
+def test_sarif_structure(ctx):
+    out = render("sarif", [item_finding(), print_finding(), item_finding(path=OUTSIDE)], ctx)
+    log = json.loads(out)
+    assert log["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    assert log["version"] == "2.1.0"
+    assert len(log["runs"]) == 1
+    run = log["runs"][0]
+    assert set(run) == {"tool", "originalUriBaseIds", "results"}
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": ROOT.as_uri().rstrip("/") + "/"}}
+
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "torchlint"
+    assert driver["version"] == "1.2.3"
+    assert driver["informationUri"] == "https://github.com/torchlint/torchlint"
+    rules = driver["rules"]
+    assert [rule["id"] for rule in rules] == ["TL101", "TL301"]
+    assert rules[0] == {
+        "id": "TL101",
+        "name": "print-in-compiled",
+        "shortDescription": {"text": PrintRule.message},
+        "helpUri": PrintRule.url(),
+        "properties": {
+            "family": "side effects and I/O",
+            "gb_ids": ["GB0001"],
+            "gb_types": ["Unsupported builtin"],
+        },
+        "defaultConfiguration": {"level": "error"},
+    }
+    assert rules[1]["defaultConfiguration"] == {"level": "warning"}
+
+    results = run["results"]
+    assert len(results) == 3
+    for result in results:
+        assert set(result) == {"ruleId", "ruleIndex", "level", "message", "locations"}
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        physical = result["locations"][0]["physicalLocation"]
+        assert set(physical) == {"artifactLocation", "region"}
+        assert set(physical["region"]) == {"startLine", "startColumn", "endLine", "endColumn"}
+        assert isinstance(result["message"]["text"], str)
+
+    item, printed, outside = results
+    assert (item["ruleId"], item["ruleIndex"], item["level"]) == ("TL301", 1, "warning")
+    assert (printed["ruleId"], printed["ruleIndex"], printed["level"]) == ("TL101", 0, "error")
+    assert printed["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "models/net.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 13},
+    }
+    outside_artifact = outside["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert outside_artifact == {"uri": Path(OUTSIDE).as_uri()}
+
+
+def test_sarif_appends_rules_missing_from_the_selection():
+    ctx = ReportContext(cwd=ROOT, rules=(ItemRule,), version="0")
+    unknown = print_finding(code="TL998", name="made-up", url=None)
+    log = json.loads(render("sarif", [unknown, item_finding(), unknown], ctx))
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == ["TL301", "TL998"]
+    assert rules[1]["name"] == "made-up"
+    assert rules[1]["defaultConfiguration"] == {"level": "error"}
+    assert [result["ruleIndex"] for result in run["results"]] == [1, 0, 1]
+
+
+def test_sarif_with_no_findings_still_lists_rules(ctx):
+    log = json.loads(render("sarif", [], ctx))
+    assert log["runs"][0]["results"] == []
+    assert len(log["runs"][0]["tool"]["driver"]["rules"]) == 2

@@ -1,0 +1,196 @@
+"""Runs the rules over the code Dynamo traces: compiled functions, minus guarded branches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.rules.base import Rule
+from torchlint.semantic.guards import GuardEvaluator, always_exits
+from torchlint.semantic.regions import Regions
+from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
+from torchlint.semantic.summary import FileSummary, FunctionInfo
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: type[Rule]
+    node: cst.CSTNode
+    statement: cst.CSTNode
+    message: str
+    suggestion: str | None
+
+
+class LintContext:
+    """What a rule's detector can ask about the code around a node."""
+
+    def __init__(self, summary: FileSummary, regions: Regions, guards: GuardEvaluator) -> None:
+        self.summary = summary
+        self.regions = regions
+        self.guards = guards
+        self.function: FunctionInfo | None = None
+        self.statement: cst.CSTNode | None = None
+        self.findings: list[Finding] = []
+
+    @property
+    def scope(self) -> Scope:
+        return self.function.scope if self.function is not None else self.summary.scope
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        return qualified_name(node, self.scope)
+
+    def assigned_value(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a local name or a ``self.<attr>`` was assigned from, where that is known."""
+        if isinstance(node, cst.Name):
+            return assigned_value(node, self.scope)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            method = self._enclosing_method()
+            if method is not None and node.value.value == method.self_name:
+                return method.owner_class.attribute_values.get(node.attr.value)
+        return None
+
+    def _enclosing_method(self) -> FunctionInfo | None:
+        function = self.function
+        while function is not None and function.owner_class is None:
+            function = function.parent
+        return function
+
+    def report(
+        self,
+        rule: type[Rule],
+        node: cst.CSTNode,
+        message: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
+        self.findings.append(
+            Finding(
+                rule,
+                node,
+                self.statement or node,
+                message or rule.message,
+                suggestion if suggestion is not None else rule.suggestion,
+            )
+        )
+
+
+Handler = Callable[[cst.CSTNode, LintContext], None]
+
+
+class Checker:
+    def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
+        self.guards = guards
+        self.dispatch: dict[type, list[Handler]] = {}
+        for rule in rules:
+            instance = rule()
+            for attribute in dir(rule):
+                if attribute.startswith("visit_"):
+                    node_type = getattr(cst, attribute[len("visit_"):])
+                    self.dispatch.setdefault(node_type, []).append(getattr(instance, attribute))
+
+    def run(self, summary: FileSummary, regions: Regions) -> list[Finding]:
+        ctx = LintContext(summary, regions, self.guards)
+        if not self.dispatch:
+            return ctx.findings
+        for function in summary.functions:
+            if function in regions.compiled:
+                ctx.function = function
+                self._suite(function.node.body, ctx)
+        return ctx.findings
+
+    # Statements -----------------------------------------------------------------
+
+    def _suite(self, suite: cst.BaseSuite, ctx: LintContext) -> None:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._expression(small, ctx)
+            return
+        for statement in suite.body:
+            if not self._statement(statement, ctx):
+                break
+
+    def _statement(self, statement: cst.CSTNode, ctx: LintContext) -> bool:
+        """Check one statement; False when Dynamo never traces the statements after it."""
+        ctx.statement = statement
+        self._notify(statement, ctx)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._expression(small, ctx)
+            return True
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return True  # nested functions are checked on their own, when compiled
+        if isinstance(statement, cst.If):
+            return self._if(statement, ctx)
+        if isinstance(statement, cst.While):
+            self._expression(statement.test, ctx)
+        elif isinstance(statement, cst.For):
+            self._expression(statement.target, ctx)
+            self._expression(statement.iter, ctx)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                self._expression(item.item, ctx)
+        elif isinstance(statement, cst.Match):
+            self._expression(statement.subject, ctx)
+            for case in statement.cases:
+                self._suite(case.body, ctx)
+            return True
+        self._nested_blocks(statement, ctx)
+        return True
+
+    def _nested_blocks(self, statement: cst.CSTNode, ctx: LintContext) -> None:
+        body = getattr(statement, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            self._suite(body, ctx)
+        for handler in getattr(statement, "handlers", ()):
+            ctx.statement = handler
+            if handler.type is not None:
+                self._expression(handler.type, ctx)
+            self._suite(handler.body, ctx)
+        for name in ("orelse", "finalbody"):
+            block = getattr(statement, name, None)
+            if block is not None:
+                self._suite(block.body, ctx)
+
+    def _if(self, statement: cst.If, ctx: LintContext) -> bool:
+        self._expression(statement.test, ctx)
+        verdict = self.guards.when_compiling(statement.test, ctx.scope)
+        if verdict is not False:
+            self._suite(statement.body, ctx)
+        orelse = statement.orelse
+        if orelse is not None and verdict is not True:
+            if isinstance(orelse, cst.If):
+                if not self._statement(orelse, ctx):
+                    return False
+            else:
+                self._suite(orelse.body, ctx)
+        if verdict is True and always_exits(statement.body):
+            return False
+        if verdict is False and isinstance(orelse, cst.Else) and always_exits(orelse.body):
+            return False
+        return True
+
+    # Expressions ----------------------------------------------------------------
+
+    def _notify(self, node: cst.CSTNode, ctx: LintContext) -> None:
+        for handler in self.dispatch.get(type(node), ()):
+            handler(node, ctx)
+
+    def _expression(self, root: cst.CSTNode, ctx: LintContext) -> None:
+        dispatch = self.dispatch
+
+        def visit(node: cst.CSTNode) -> bool | None:
+            handlers = dispatch.get(type(node))
+            if handlers:
+                for handler in handlers:
+                    handler(node, ctx)
+            if isinstance(node, cst.IfExp):
+                verdict = self.guards.when_compiling(node.test, ctx.scope)
+                if verdict is not None:
+                    self._expression(node.test, ctx)
+                    self._expression(node.body if verdict else node.orelse, ctx)
+                    return True
+            return None
+
+        walk(root, visit)

@@ -1,0 +1,207 @@
+"""The command line: `torchlint check`, `torchlint rules`, `torchlint rule CODE`.
+
+`torchlint PATHS...` is short for `torchlint check PATHS...`. Exit codes: 0 clean,
+1 findings, 2 usage, configuration or file errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from torchlint import __version__
+from torchlint.config import CliOverrides, ConfigError, ConfigResolver
+from torchlint.reporters import FORMATS, ReportContext, render
+from torchlint.reporters.paths import display_path
+from torchlint.rules import all_rules, rule_by_code
+from torchlint.selection import SelectorError, validate
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _CheckByDefault(click.Group):
+    """Routes `torchlint [OPTIONS] PATHS` to `check`, as ruff does."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        top_level = {"--help", "-h", "--version"}
+        if not args or (args[0] not in self.commands and args[0] not in top_level):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_CheckByDefault, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="torchlint")
+def cli() -> None:
+    """Find torch.compile graph breaks before the code runs."""
+
+
+def main() -> None:
+    """The console entry point: never a traceback, always an exit code."""
+    try:
+        cli()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001 - the last line of defence
+        click.echo(f"error: internal error: {type(error).__name__}: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _selectors(values: tuple[str, ...], option: str) -> tuple[str, ...]:
+    items = [item for value in values for item in value.split(",") if item.strip()]
+    try:
+        return validate(items, option)
+    except SelectorError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable: codes, prefixes (TL1) or ALL; comma-separated. Replaces the configured selection.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="concise", show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT", help="How findings are printed (also TORCHLINT_OUTPUT_FORMAT).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True, path_type=Path), help="Write the report to this file instead of stdout.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Use this pyproject.toml or torchlint.toml for every file.")
+@click.option("--stdin-filename", metavar="PATH", help="Read the source from stdin and report it under this name.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (for pre-commit).")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: one per CPU).")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    output_file: Path | None,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
+    config_path: Path | None,
+    stdin_filename: str | None,
+    force_exclude: bool,
+    show_files: bool,
+    jobs: int | None,
+) -> None:
+    """Check PATHS (files or folders; default: the current folder) for graph breaks."""
+    from torchlint.runner import check_paths, check_stdin
+
+    overrides = CliOverrides(
+        select=_selectors(select, "--select") if select else None,
+        extend_select=_selectors(extend_select, "--extend-select"),
+        ignore=_selectors(ignore, "--ignore"),
+    )
+    cwd = Path.cwd()
+    try:
+        resolver = ConfigResolver(overrides, config_path, cwd)
+        from_stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+        if show_files:
+            _show_files(paths or (".",), resolver, force_exclude, cwd)
+            return
+        keep_sources = output_format == "full"
+        if from_stdin:
+            run = check_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, force_exclude=force_exclude, keep_sources=keep_sources)
+        else:
+            run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs)
+    except (ConfigError, SelectorError) as error:
+        _fail(str(error))
+        return
+
+    diagnostics = run.diagnostics
+    for error in run.all_errors:
+        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+    if statistics:
+        report = _statistics(diagnostics, output_format)
+    else:
+        # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
+        report = render(output_format, diagnostics, ReportContext(cwd, run.sources, all_rules(), __version__))
+    if output_file is not None:
+        output_file.write_text(report, encoding="utf-8")
+    elif report:
+        click.echo(report, nl=False)
+    if not quiet:
+        _summary(diagnostics)
+    if run.all_errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _summary(diagnostics) -> None:
+    if not diagnostics:
+        click.echo("All checks passed!", err=True)
+        return
+    files = len({d.path for d in diagnostics})
+    noun = "finding" if len(diagnostics) == 1 else "findings"
+    click.echo(f"Found {len(diagnostics)} {noun} in {files} file{'s' if files != 1 else ''}.", err=True)
+
+
+def _statistics(diagnostics, output_format: str) -> str:
+    counts = Counter(d.code for d in diagnostics)
+    rows = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = rule_by_code(code)
+        rows.append({"code": code, "name": rule.name if rule else "", "count": count})
+    if output_format == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{row['name']}\n" for row in rows)
+
+
+def _show_files(paths, resolver: ConfigResolver, force_exclude: bool, cwd: Path) -> None:
+    from torchlint.discovery import discover
+
+    found = discover(paths, resolver, force_exclude=force_exclude)
+    for path in found.files:
+        click.echo(display_path(str(path), cwd))
+    for error in found.errors:
+        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+    sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
+
+
+@cli.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_rules(output_format: str) -> None:
+    """List every rule: code, name, family and Dynamo graph-break ids."""
+    rules = all_rules()
+    if output_format == "json":
+        payload = [
+            {
+                "code": rule.code,
+                "name": rule.name,
+                "family": rule.family(),
+                "message": rule.message,
+                "gb_ids": list(rule.gb_ids),
+                "gb_types": list(rule.gb_types),
+                "url": rule.url(),
+            }
+            for rule in rules
+        ]
+        click.echo(json.dumps(payload, indent=2))
+        return
+    for rule in rules:
+        gb = ", ".join(rule.gb_ids) or "-"
+        click.echo(f"{rule.code}  {rule.name:<32} {rule.family():<28} {gb}")
+
+
+@cli.command("rule")
+@click.argument("code")
+def show_rule(code: str) -> None:
+    """Print the documentation page of rule CODE (for example TL101)."""
+    from torchlint.pages import page_text
+
+    rule = rule_by_code(code)
+    if rule is None:
+        _fail(f"unknown rule code `{code}`; `torchlint rules` lists them")
+        return
+    click.echo(page_text(rule), nl=False)

@@ -1,0 +1,152 @@
+"""Lints one file's text: parse once, summarise, find compiled regions, run the rules.
+
+Pure: text and settings in, diagnostics out, so it runs the same in a worker process.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path, PurePath
+
+import libcst as cst
+import pathspec
+
+from torchlint.checker import Checker, Finding
+from torchlint.config import Settings
+from torchlint.diagnostic import Diagnostic, Location
+from torchlint.positions import locate
+from torchlint.rules import all_rules
+from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
+from torchlint.selection import enabled_codes
+from torchlint.semantic.guards import GuardEvaluator
+from torchlint.semantic.regions import compiled_regions
+from torchlint.semantic.summary import summarize
+from torchlint.suppression import apply_suppressions, find_directives
+
+
+@lru_cache(maxsize=64)
+def codes_for(settings: Settings) -> frozenset[str]:
+    return enabled_codes(settings.select, settings.extend_select, settings.ignore)
+
+
+@lru_cache(maxsize=64)
+def _per_file_specs(settings: Settings) -> tuple[tuple[pathspec.PathSpec, tuple[str, ...]], ...]:
+    return tuple(
+        (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
+        for pattern, codes in settings.per_file_ignores
+    )
+
+
+def _relative(path: str, settings: Settings) -> PurePath | None:
+    try:
+        return Path(path).resolve().relative_to(settings.root.resolve())
+    except (ValueError, OSError):
+        return None
+
+
+def codes_for_file(path: str, settings: Settings) -> frozenset[str]:
+    enabled = codes_for(settings)
+    if not settings.per_file_ignores:
+        return enabled
+    relative = _relative(path, settings)
+    if relative is None:
+        return enabled
+    ignored: list[str] = []
+    for spec, codes in _per_file_specs(settings):
+        if spec.match_file(relative.as_posix()):
+            ignored.extend(codes)
+    if not ignored:
+        return enabled
+    return enabled - enabled_codes(ignored, (), ())
+
+
+def module_name(path: str, settings: Settings) -> str:
+    """`pkg.models.net` for `<root>/pkg/models/net.py`, for matching entry points."""
+    relative = _relative(path, settings)
+    if relative is None:
+        return PurePath(path).stem
+    parts = list(relative.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@lru_cache(maxsize=64)
+def _checker(codes: frozenset[str], guard_functions: tuple[str, ...]) -> Checker:
+    rules = [rule for rule in all_rules() if rule.code in codes and rule.compiled_only]
+    return Checker(rules, GuardEvaluator(guard_functions))
+
+
+def _may_hold_compiled_code(text: str, settings: Settings) -> bool:
+    """A cheap text test: no torch, no `forward`, no entry points -> nothing to trace."""
+    return bool(settings.entry_points) or "torch" in text or "forward" in text
+
+
+def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnostic:
+    # libcst's native parser places many errors a line late; Python's own parser is exact.
+    row, column, message = error.raw_line, error.raw_column + 1, error.message
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python_error:
+        if python_error.lineno:
+            row, column = python_error.lineno, max(python_error.offset or 1, 1)
+            message = python_error.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return Diagnostic(
+        path=path,
+        code=SyntaxErrorRule.code,
+        name=SyntaxErrorRule.name,
+        message=f"the file does not parse, so it was not checked: {message}",
+        location=Location(row, column),
+        end_location=Location(row, column),
+        url=SyntaxErrorRule.url(),
+        noqa_row=row,
+    )
+
+
+def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: str) -> list[Diagnostic]:
+    nodes = [f.node for f in findings] + [f.statement for f in findings]
+    spans = locate(module, nodes, text)
+    diagnostics = []
+    for finding in findings:
+        start, end = spans[id(finding.node)]
+        statement_start = spans.get(id(finding.statement), (start, end))[0]
+        rule = finding.rule
+        diagnostics.append(
+            Diagnostic(
+                path=path,
+                code=rule.code,
+                name=rule.name,
+                message=finding.message,
+                location=start,
+                end_location=end,
+                severity=rule.severity,
+                suggestion=finding.suggestion,
+                gb_ids=rule.gb_ids,
+                url=rule.url(),
+                noqa_row=statement_start.row,
+            )
+        )
+    return diagnostics
+
+
+def lint_text(text: str, path: str, settings: Settings) -> list[Diagnostic]:
+    enabled = codes_for_file(path, settings)
+    diagnostics: list[Diagnostic] = []
+    if enabled and _may_hold_compiled_code(text, settings):
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError as error:
+            module = None
+            if SyntaxErrorRule.code in enabled:
+                diagnostics.append(_syntax_error(error, text, path))
+        if module is not None:
+            summary = summarize(module, module_name(path, settings))
+            regions = compiled_regions(summary, settings.entry_points)
+            findings = _checker(enabled, settings.guard_functions).run(summary, regions)
+            diagnostics = _diagnostics(findings, module, text, path)
+    diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return diagnostics

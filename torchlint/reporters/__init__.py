@@ -1,0 +1,51 @@
+"""Output formats: one module per format, each turning sorted findings into text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchlint.diagnostic import Diagnostic
+from torchlint.rules.base import Rule
+
+FORMATS = ("concise", "full", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What a format needs beyond the findings themselves."""
+
+    cwd: Path
+    # Absolute path -> file text, for the excerpts of `full`.
+    sources: dict[str, str] = field(default_factory=dict)
+    # The selected rules, for SARIF's rule table.
+    rules: tuple[type[Rule], ...] = ()
+    version: str = ""
+
+
+def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
+    """The whole report in format ``fmt``, findings in the order given.
+
+    Line formats give "" for no findings; JSON and SARIF always give a document. Non-empty
+    output ends with a newline.
+    """
+    try:
+        renderer = _renderers()[fmt]
+    except KeyError:
+        expected = ", ".join(FORMATS)
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {expected}") from None
+    return renderer(list(diagnostics), ctx)
+
+
+def _renderers() -> dict[str, Callable[[list[Diagnostic], ReportContext], str]]:
+    # Imported here because the format modules import helpers from this package.
+    from torchlint.reporters import concise, full, github, json_, sarif
+
+    return {
+        "concise": concise.render,
+        "full": full.render,
+        "json": json_.render,
+        "github": github.render,
+        "sarif": sarif.render,
+    }

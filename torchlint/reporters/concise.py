@@ -1,0 +1,22 @@
+"""One line per finding: ``path:row:col: CODE [*] message``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from torchlint.diagnostic import Diagnostic
+from torchlint.reporters.paths import display_path
+
+if TYPE_CHECKING:
+    from torchlint.reporters import ReportContext
+
+
+def header_line(diagnostic: Diagnostic, ctx: ReportContext) -> str:
+    path = display_path(diagnostic.path, ctx.cwd)
+    start = diagnostic.location
+    code = f"{diagnostic.code} [*]" if diagnostic.fixable else diagnostic.code
+    return f"{path}:{start.row}:{start.column}: {code} {diagnostic.message}"
+
+
+def render(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
+    return "".join(header_line(diagnostic, ctx) + "\n" for diagnostic in diagnostics)

@@ -1,0 +1,52 @@
+"""What every rule declares, and the families codes are grouped in."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from torchlint.diagnostic import Severity
+
+FAMILIES = {
+    "TL1": "side effects and I/O",
+    "TL2": "data-dependent control flow",
+    "TL3": "tensor to Python conversions",
+    "TL4": "dynamic output shapes",
+    "TL5": "calls Dynamo skips or cannot trace",
+    "TL6": "costly breaks and recompiles",
+    "TL9": "torchlint",
+}
+
+RULES_URL = "https://github.com/torchlint/torchlint/blob/main/rules/"
+
+
+class Rule:
+    """One rule: its identity, what it tells the user, and its detectors.
+
+    Detectors are methods named ``visit_<libcst node class>(self, node, ctx)``; the engine
+    calls them for every such node inside compiled code (or the whole file where
+    ``compiled_only`` is False) and they report through ``ctx.report``.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    # One sentence: the problem and, where it fits, the remedy.
+    message: ClassVar[str]
+    # The rewrite to reach for, shown by `full` output and in JSON.
+    suggestion: ClassVar[str | None] = None
+    # Dynamo's graph-break ids and types (torch/_dynamo/graph_break_registry.json).
+    gb_ids: ClassVar[tuple[str, ...]] = ()
+    gb_types: ClassVar[tuple[str, ...]] = ()
+    severity: ClassVar[Severity] = Severity.ERROR
+    compiled_only: ClassVar[bool] = True
+
+    @classmethod
+    def family(cls) -> str:
+        return FAMILIES.get(cls.code[:3], "other")
+
+    @classmethod
+    def page_name(cls) -> str:
+        return f"{cls.code}-{cls.name}.md"
+
+    @classmethod
+    def url(cls) -> str:
+        return RULES_URL + cls.page_name()

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules.base import Rule
+
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+_LOGGER_FACTORIES = ("getLogger", "get_logger")
+
+
+def _is_logger_factory(call: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(call, cst.Call):
+        return False
+    name = ctx.qualified_name(call.func)
+    return name is not None and name.rsplit(".", 1)[-1] in _LOGGER_FACTORIES
+
+
+def is_logger(receiver: cst.BaseExpression, ctx) -> bool:
+    """A `logging.Logger`: built by getLogger/get_logger here, or bound to one."""
+    if ctx.qualified_name(receiver) == "logging.root":
+        return True
+    return _is_logger_factory(receiver, ctx) or _is_logger_factory(ctx.assigned_value(receiver), ctx)
+
+
+class LoggingInCompiledCode(Rule):
+    code = "TL102"
+    name = "logging-in-compiled-code"
+    message = (
+        "logging call in compiled code breaks the graph (Dynamo does not trace logging); "
+        "guard it with `torch.compiler.is_compiling()` or move it out"
+    )
+    suggestion = GUARD_SUGGESTION.format(call="logger.info")
+    # The id depends on the spelling: a logger variable, the logging module's functions, or a
+    # logger method called straight on `logging.getLogger(...)`.
+    gb_ids = ("GB0291", "GB4841", "GB6215")
+    gb_types = (
+        "logging.Logger method not supported for non-export cases",
+        "Unsupported python_type() call",
+        "Unresolved GetAttrVariable comparison",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in LOG_METHODS:
+            return
+        if ctx.qualified_name(func) == f"logging.{func.attr.value}" or is_logger(func.value, ctx):
+            shown = shown_name(node)
+            ctx.report(
+                type(self),
+                node,
+                message=f"`{shown}()` in compiled code breaks the graph (Dynamo does not trace "
+                "logging); guard it with `torch.compiler.is_compiling()` or move it out",
+                suggestion=GUARD_SUGGESTION.format(call=shown),
+            )

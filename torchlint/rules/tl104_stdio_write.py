@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules.base import Rule
+
+STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"})
+STREAM_METHODS = frozenset({"write", "writelines", "flush"})
+
+
+class StdioWriteInCompiledCode(Rule):
+    code = "TL104"
+    name = "stdio-write-in-compiled-code"
+    message = (
+        "writing to `sys.stdout`/`sys.stderr` in compiled code breaks the graph (Dynamo cannot "
+        "trace the stream's methods); guard it with `torch.compiler.is_compiling()` or move it out"
+    )
+    suggestion = GUARD_SUGGESTION.format(call="sys.stdout.write")
+    gb_ids = ("GB0156",)
+    gb_types = ("Unsupported method call",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in STREAM_METHODS
+            and ctx.qualified_name(func.value) in STREAMS
+        ):
+            ctx.report(type(self), node, suggestion=GUARD_SUGGESTION.format(call=shown_name(node)))

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules.base import Rule
+
+# builtin breakpoint() fails as a builtin; the debugger modules are skipped by Dynamo.
+DEBUGGER_CALLS = frozenset(
+    {"builtins.breakpoint", "pdb.set_trace", "pdb.post_mortem", "ipdb.set_trace", "pudb.set_trace"}
+)
+
+
+class DebuggerInCompiledCode(Rule):
+    code = "TL106"
+    name = "debugger-in-compiled-code"
+    message = (
+        "debugger call in compiled code breaks the graph; debug the eager model "
+        "(`torch.compiler.set_stance('force_eager')`) or guard it with `torch.compiler.is_compiling()`"
+    )
+    suggestion = GUARD_SUGGESTION.format(call="breakpoint")
+    gb_ids = ("GB0059", "GB0007")
+    gb_types = ("Failed to trace builtin operator", "Attempted to call function marked as skipped")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualified_name(node.func) in DEBUGGER_CALLS:
+            shown = shown_name(node)
+            ctx.report(
+                type(self),
+                node,
+                message=f"`{shown}()` in compiled code breaks the graph; debug the eager model "
+                "(`torch.compiler.set_stance('force_eager')`) or guard it with "
+                "`torch.compiler.is_compiling()`",
+                suggestion=GUARD_SUGGESTION.format(call=shown),
+            )

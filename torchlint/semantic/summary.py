@@ -1,0 +1,219 @@
+"""One pass over a module that records its structure: scopes, functions, classes, calls.
+
+Everything later stages need to decide what is compiled, and to resolve names, comes
+from here, so the tree is walked in full only once before the rules run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.semantic.scopes import Scope, dotted_name
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    qualname: str
+    node: cst.ClassDef
+    scope: Scope  # the class body
+    enclosing: Scope  # where the class statement is, for resolving its bases
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    # `self.<attr> = <expr>` anywhere in the class's methods
+    attribute_values: dict[str, cst.BaseExpression] = field(default_factory=dict)
+
+    @property
+    def bases(self) -> list[cst.BaseExpression]:
+        return [arg.value for arg in self.node.bases if arg.keyword is None]
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    qualname: str
+    node: cst.FunctionDef
+    scope: Scope  # the function body
+    enclosing: Scope  # where the def statement is, for resolving decorators
+    owner_class: ClassInfo | None = None
+    parent: FunctionInfo | None = None
+    calls: list[cst.Call] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def self_name(self) -> str | None:
+        """The first parameter of a method (conventionally ``self``)."""
+        if self.owner_class is None or not self.node.params.params:
+            return None
+        return self.node.params.params[0].name.value
+
+
+@dataclass(eq=False)
+class FileSummary:
+    module: cst.Module
+    scope: Scope
+    module_name: str
+    functions: list[FunctionInfo] = field(default_factory=list)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # every call with the scope it is in, for finding `torch.compile(...)` sites
+    calls: list[tuple[cst.Call, Scope, FunctionInfo | None]] = field(default_factory=list)
+
+
+def _target_names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _import_module_name(node: cst.ImportFrom) -> str:
+    dots = "." * len(node.relative)
+    if node.module is None:
+        return dots
+    return dots + (dotted_name(node.module) or "")
+
+
+class _Summarizer:
+    def __init__(self, summary: FileSummary) -> None:
+        self.summary = summary
+
+    def scan(
+        self,
+        root: cst.CSTNode,
+        scope: Scope,
+        function: FunctionInfo | None,
+        owner_class: ClassInfo | None,
+        prefix: str,
+    ) -> None:
+        summary = self.summary
+
+        def visit(node: cst.CSTNode) -> bool | None:
+            if isinstance(node, cst.FunctionDef):
+                self._function(node, scope, function, owner_class, prefix)
+                return True
+            if isinstance(node, cst.ClassDef):
+                self._class(node, scope, prefix)
+                return True
+            if isinstance(node, cst.Call):
+                summary.calls.append((node, scope, function))
+                if function is not None:
+                    function.calls.append(node)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    self._bind_target(target.target, node.value, scope, function, single=len(node.targets) == 1)
+            elif isinstance(node, cst.AnnAssign):
+                self._bind_target(node.target, node.value, scope, function, single=node.value is not None)
+            elif isinstance(node, cst.AugAssign):
+                for name in _target_names(node.target):
+                    scope.bind(name)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                for name in _target_names(node.target):
+                    scope.bind(name)
+            elif isinstance(node, cst.AsName):
+                if isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
+                    for name in _target_names(node.name):
+                        scope.bind(name)
+            elif isinstance(node, cst.NamedExpr):
+                for name in _target_names(node.target):
+                    scope.bind(name)
+            elif isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = alias.evaluated_name
+                    if alias.asname is not None:
+                        scope.imports[alias.evaluated_alias] = full
+                    else:
+                        head = full.split(".", 1)[0]
+                        scope.imports[head] = head
+                return True
+            elif isinstance(node, cst.ImportFrom):
+                if not isinstance(node.names, cst.ImportStar):
+                    module = _import_module_name(node)
+                    separator = "" if module.endswith(".") else "."
+                    for alias in node.names:
+                        local = alias.evaluated_alias or alias.evaluated_name
+                        scope.imports[local] = f"{module}{separator}{alias.evaluated_name}"
+                return True
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    scope.declared_elsewhere.add(item.name.value)
+            return None
+
+        walk(root, visit)
+
+    def _bind_target(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression | None,
+        scope: Scope,
+        function: FunctionInfo | None,
+        single: bool,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            scope.bind(target.value)
+            if single and value is not None:
+                scope.assignments[target.value] = value
+            return
+        if (
+            isinstance(target, cst.Attribute)
+            and function is not None
+            and function.owner_class is not None
+            and isinstance(target.value, cst.Name)
+            and target.value.value == function.self_name
+            and value is not None
+        ):
+            function.owner_class.attribute_values[target.attr.value] = value
+            return
+        for name in _target_names(target):
+            scope.bind(name)
+
+    def _function(
+        self,
+        node: cst.FunctionDef,
+        enclosing: Scope,
+        parent: FunctionInfo | None,
+        owner_class: ClassInfo | None,
+        prefix: str,
+    ) -> None:
+        enclosing.bind(node.name.value)
+        qualname = f"{prefix}{node.name.value}"
+        scope = Scope("function", parent=enclosing)
+        # A method's owner is the class whose body holds the def; a def nested in a
+        # method belongs to no class of its own, but still sees the method's `self`.
+        direct_owner = owner_class if enclosing.kind == "class" else None
+        info = FunctionInfo(qualname, node, scope, enclosing, direct_owner, parent)
+        if direct_owner is not None:
+            direct_owner.methods[node.name.value] = info
+        self.summary.functions.append(info)
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            scope.bind(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bind(star.name.value)
+        # Decorators and defaults run in the enclosing scope.
+        for decorator in node.decorators:
+            self.scan(decorator.decorator, enclosing, parent, owner_class, prefix)
+        self.scan(node.body, scope, info, None, qualname + ".")
+
+    def _class(self, node: cst.ClassDef, enclosing: Scope, prefix: str) -> None:
+        enclosing.bind(node.name.value)
+        qualname = f"{prefix}{node.name.value}"
+        scope = Scope("class", parent=enclosing)
+        info = ClassInfo(qualname, node, scope, enclosing)
+        self.summary.classes[qualname] = info
+        for base in node.bases:
+            self.scan(base.value, enclosing, None, None, prefix)
+        self.scan(node.body, scope, None, info, qualname + ".")
+
+
+def summarize(module: cst.Module, module_name: str = "") -> FileSummary:
+    scope = Scope("module")
+    summary = FileSummary(module, scope, module_name)
+    _Summarizer(summary).scan(module, scope, None, None, "")
+    return summary

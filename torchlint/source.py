@@ -1,0 +1,70 @@
+"""Reading a Python file into text, decoded the way the interpreter would decode it."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import tokenize
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """A file that cannot be read as Python text; the message names the cause, not the path."""
+
+
+def os_error_cause(error: OSError) -> str:
+    """A short, lower-case cause for an OSError, without the path it carries."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    return error.strerror or str(error)
+
+
+def read_source(path: Path) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        if isinstance(error, FileNotFoundError) and Path(path).is_symlink():
+            raise SourceError("broken symbolic link") from None
+        raise SourceError(os_error_cause(error)) from None
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> str:
+    if b"\0" in data:
+        raise SourceError("binary file (contains NUL bytes)")
+    encoding = _declared_encoding(data)
+    body, skipped = data, 0
+    if encoding == "utf-8-sig":
+        # Decode the body as plain UTF-8 so error offsets count from the file's first byte.
+        encoding = "utf-8"
+        if data.startswith(codecs.BOM_UTF8):
+            body, skipped = data[len(codecs.BOM_UTF8) :], len(codecs.BOM_UTF8)
+    try:
+        return body.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise SourceError(f"cannot decode as {encoding}: {error.reason} at offset {error.start + skipped}") from None
+    except (UnicodeError, LookupError) as error:
+        # A cookie may name a codec that exists but does not turn bytes into text (e.g. "hex").
+        raise SourceError(f"cannot decode as {encoding}: {error}") from None
+
+
+def _declared_encoding(data: bytes) -> str:
+    """The encoding a BOM or PEP 263 cookie asks for, as tokenize reads it."""
+    has_bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        message = str(error)
+        if message.startswith("unknown encoding"):
+            name = message.rpartition(": ")[2]
+            raise SourceError(f"unknown encoding in coding cookie: {name}") from None
+        if has_bom and message.startswith("encoding problem"):
+            raise SourceError("a UTF-8 byte order mark conflicts with the coding cookie") from None
+        # The first lines are not valid UTF-8 and carry no cookie: decoding them as
+        # UTF-8 gives the precise reason and offset.
+        return "utf-8-sig" if has_bom else "utf-8"
+    return encoding

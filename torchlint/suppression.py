@@ -1,0 +1,139 @@
+"""`# noqa` comments: per line, per file (`# torchlint: noqa`), and the unused ones."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from torchlint.diagnostic import Diagnostic, Location
+from torchlint.rules import rule_by_code
+from torchlint.rules.tl902_unused_noqa import UnusedNoqa
+
+_CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
+_FILE_NOQA = re.compile(r"#\s*torchlint\s*:\s*noqa(?:\s*:\s*" + _CODES + r")?", re.IGNORECASE)
+_LINE_NOQA = re.compile(r"#\s*noqa(?::\s*" + _CODES + r")?", re.IGNORECASE)
+_NEVER_SUPPRESSED = frozenset({"TL901"})
+
+
+@dataclass
+class Directive:
+    row: int
+    column: int  # 1-based column of the `#` that starts the directive
+    end_column: int
+    codes: frozenset[str] | None  # None: every code
+    file_level: bool
+    used: set[str] = field(default_factory=set)
+
+    def covers(self, code: str) -> bool:
+        return self.codes is None or code in self.codes
+
+
+def _comments(text: str):
+    """(row, column, text) of every comment; strings that merely contain `#` are skipped."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        # A file tokenize rejects: fall back to a plain scan of the lines.
+        for row, line in enumerate(text.splitlines(), start=1):
+            at = line.find("#")
+            if at != -1:
+                yield row, at, line[at:]
+
+
+def _codes(match: re.Match) -> frozenset[str] | None:
+    raw = match.group("codes")
+    if raw is None:
+        return None
+    return frozenset(code.upper() for code in re.split(r"[\s,]+", raw.strip()) if code)
+
+
+def find_directives(text: str) -> list[Directive]:
+    if "noqa" not in text and "NOQA" not in text.upper():
+        return []
+    directives = []
+    for row, column, comment in _comments(text):
+        file_match = _FILE_NOQA.search(comment)
+        if file_match is not None:
+            match, file_level = file_match, True
+        else:
+            match, file_level = _LINE_NOQA.search(comment), False
+        if match is None:
+            continue
+        start = column + match.start()
+        directives.append(
+            Directive(row, start + 1, column + match.end() + 1, _codes(match), file_level)
+        )
+    return directives
+
+
+def apply_suppressions(
+    diagnostics: list[Diagnostic],
+    directives: list[Directive],
+    enabled: frozenset[str],
+    path: str,
+) -> list[Diagnostic]:
+    """Drop suppressed findings and report directives that name TL codes nothing used."""
+    by_row: dict[int, Directive] = {d.row: d for d in directives if not d.file_level}
+    file_level = [d for d in directives if d.file_level]
+    kept = []
+    for diagnostic in diagnostics:
+        if diagnostic.code in _NEVER_SUPPRESSED:
+            kept.append(diagnostic)
+            continue
+        directive = next((d for d in file_level if d.covers(diagnostic.code)), None)
+        if directive is None:
+            # The finding's first or last line, or its statement's first line.
+            for row in (diagnostic.location.row, diagnostic.end_location.row, diagnostic.noqa_row):
+                candidate = by_row.get(row) if row is not None else None
+                if candidate is not None and candidate.covers(diagnostic.code):
+                    directive = candidate
+                    break
+        if directive is None:
+            kept.append(diagnostic)
+        else:
+            directive.used.add(diagnostic.code)
+    if UnusedNoqa.code in enabled:
+        kept.extend(_unused(directives, enabled, path))
+    return kept
+
+
+def _unused(directives: list[Directive], enabled: frozenset[str], path: str) -> list[Diagnostic]:
+    found = []
+    for directive in directives:
+        if directive.codes is None:
+            continue  # a bare `# noqa` may be meant for another linter
+        unused, unknown = [], []
+        for code in sorted(directive.codes - directive.used):
+            if not code.startswith("TL"):
+                continue
+            if rule_by_code(code) is None:
+                unknown.append(code)
+            elif code in enabled:
+                unused.append(code)
+        if not unused and not unknown:
+            continue
+        parts = []
+        if unused:
+            parts.append("unused `noqa` directive for " + ", ".join(unused))
+        if unknown:
+            parts.append("unknown rule code " + ", ".join(unknown))
+        found.append(
+            Diagnostic(
+                path=path,
+                code=UnusedNoqa.code,
+                name=UnusedNoqa.name,
+                message="; ".join(parts) + "; remove it",
+                location=Location(directive.row, directive.column),
+                end_location=Location(directive.row, directive.end_column),
+                severity=UnusedNoqa.severity,
+                suggestion=UnusedNoqa.suggestion,
+                url=UnusedNoqa.url(),
+                noqa_row=directive.row,
+            )
+        )
+    return found
+
