@@ -35,7 +35,8 @@ def git_init(directory: Path) -> None:
 
 def run(root: Path, *paths: str | Path, force_exclude: bool = False) -> Discovered:
     targets = paths or (root,)
-    return discover([root / p if isinstance(p, str) else p for p in targets], ConfigResolver(cwd=root), force_exclude=force_exclude)
+    named = [root / p if isinstance(p, str) else p for p in targets]
+    return discover(named, ConfigResolver(cwd=root), force_exclude=force_exclude)
 
 
 def relative(found: Discovered, root: Path) -> list[str]:
@@ -90,7 +91,8 @@ def test_relative_paths_are_made_absolute(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_extend_exclude_adds_to_the_defaults(tmp_path: Path) -> None:
     write(tmp_path / "torchlint.toml", 'extend-exclude = ["generated", "*_pb2.py", "tests/data"]\n')
-    touch(tmp_path, "a.py", "generated/g.py", "src/generated/h.py", "api_pb2.py", "tests/data/d.py", "tests/t.py", "build/b.py")
+    touch(tmp_path, "a.py", "generated/g.py", "src/generated/h.py", "api_pb2.py", "tests/data/d.py", "tests/t.py")
+    touch(tmp_path, "build/b.py")
     assert relative(run(tmp_path), tmp_path) == ["a.py", "tests/t.py"]
 
 
@@ -219,20 +221,27 @@ def test_respect_gitignore_false(tmp_path: Path) -> None:
 
 def test_gitignore_matches_what_git_reports(tmp_path: Path) -> None:
     git_init(tmp_path)
-    write(tmp_path / ".gitignore", "build/**\n!build/sub/\n!build/sub/keep.py\n*_pb2.py\n!/top_pb2.py\n/docs/_gen/\nlib/**/er\nout/*\n!out/keep/\n")
+    patterns = ["build/**", "!build/sub/", "!build/sub/keep.py", "*_pb2.py", "!/top_pb2.py", "/docs/_gen/"]
+    patterns += ["lib/**/er", "out/*", "!out/keep/", "b/**/"]
+    write(tmp_path / ".gitignore", "\n".join(patterns) + "\n")
     write(tmp_path / "a" / ".gitignore", "c/\n!c/z.py\n")
     names = [
-        "a/x.py", "a/c/z.py", "build/m.py", "build/sub/keep.py", "build/sub/other.py", "top_pb2.py",
-        "a/b_pb2.py", "docs/_gen/g.py", "docs/d.py", "lib/deep/er/e.py", "lib/l.py", "out/o.py", "out/keep/ok.py",
+        "a/x.py", "a/c/z.py", "build/m.py", "build/sub/keep.py", "build/sub/other.py", "top_pb2.py", "a/b_pb2.py",
+        "docs/_gen/g.py", "docs/d.py", "lib/deep/er/e.py", "lib/l.py", "out/o.py", "out/keep/ok.py", "b/b.py",
+        "b/c/d.py",
     ]  # fmt: skip
     touch(tmp_path, *names)
-    git = subprocess.run(
-        ["git", "ls-files", "--others", "--exclude-standard"], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    expected = sorted(line for line in git.stdout.splitlines() if line.endswith(".py"))
-    settings = 'exclude = [".git"]\n'  # only .gitignore decides here
-    write(tmp_path / "torchlint.toml", settings)
-    assert sorted(relative(run(tmp_path), tmp_path)) == expected
+    write(tmp_path / "torchlint.toml", 'exclude = [".git"]\n')  # only .gitignore decides here
+    listing = ["git", "ls-files", "--others", "--exclude-standard"]
+    git = subprocess.run(listing, cwd=tmp_path, capture_output=True, text=True, check=True)
+    walked = sorted(line for line in git.stdout.splitlines() if line.endswith(".py"))
+    assert "build/sub/keep.py" in walked and "build/sub/other.py" not in walked and "b/b.py" in walked
+    assert sorted(relative(run(tmp_path), tmp_path)) == walked
+    # files named one by one (as pre-commit does) agree with `git check-ignore`
+    checking = ["git", "check-ignore", "--no-index", "--stdin"]
+    git = subprocess.run(checking, cwd=tmp_path, input="\n".join(names), capture_output=True, text=True)
+    kept = sorted(set(names) - set(git.stdout.splitlines()))
+    assert sorted(relative(run(tmp_path, *names, force_exclude=True), tmp_path)) == kept
 
 
 # --- named paths ---------------------------------------------------------------------------------
@@ -267,6 +276,21 @@ def test_named_excluded_folder_is_walked_unless_forced(tmp_path: Path) -> None:
     assert relative(run(tmp_path, "build"), tmp_path) == ["build/lib/a.py"]
     assert run(tmp_path, "build", force_exclude=True).files == []
     assert run(tmp_path, "build/lib", force_exclude=True).files == []
+
+
+def test_named_folder_ignored_by_git_or_anchored_exclude_is_walked_unless_forced(tmp_path: Path) -> None:
+    git_init(tmp_path)
+    write(tmp_path / "torchlint.toml", 'extend-exclude = ["tests/data"]\n')
+    write(tmp_path / ".gitignore", "vendor/\n")
+    touch(tmp_path, "vendor/v.py", "tests/data/d.py")
+    assert relative(run(tmp_path, "vendor/", "tests/data"), tmp_path) == ["tests/data/d.py", "vendor/v.py"]
+    assert run(tmp_path, "vendor/", "tests/data", force_exclude=True).files == []
+
+
+def test_is_excluded_outside_the_root_matches_components(tmp_path: Path) -> None:
+    settings = Settings(root=tmp_path / "project")
+    assert is_excluded(tmp_path / "elsewhere" / "build" / "x.py", settings)
+    assert not is_excluded(tmp_path / "elsewhere" / "x.py", settings)
 
 
 def test_named_file_without_python_suffix_is_checked(tmp_path: Path) -> None:

@@ -123,3 +123,27 @@ def test_aliased_imports_resolve() -> None:
     """
     assert findings(source) == [("TL104", 10)]
 
+
+
+@pytest.mark.parametrize(
+    ("prelude", "body", "expected"),
+    [
+        # every Logger method breaks, including the level checks meant to guard a call
+        ("import logging\nlogger = logging.getLogger(__name__)\n",
+         "if logger.isEnabledFor(logging.DEBUG):\n            logger.debug('x')", ["TL102", "TL102"]),
+        # aliases of aliases
+        ("import logging\nlogger = logging.getLogger(__name__)\nlg = logger\nalias = lg\n",
+         "alias.info('x')", ["TL102"]),
+        ("import warnings\n", "with warnings.catch_warnings():\n            warnings.simplefilter('ignore')",
+         ["TL103", "TL103"]),
+        ("import sys\n", "tty = sys.stdout.isatty()", ["TL104"]),
+        ("import os\n", "f = open(os.devnull, 'a')\n        f.write('x')\n        f.close()",
+         ["TL107", "TL107", "TL107"]),
+        ("from pathlib import Path\n", "Path('/tmp/log.txt').write_text('x')", ["TL107"]),
+        ("import pathlib\n", "p = pathlib.Path('/tmp') / 'a.txt'\n        text = p.read_text()", ["TL107"]),
+        # building a path is fine, and so is a method of another object called `write`
+        ("from pathlib import Path\n", "p = Path('/tmp') / 'a'\n        self.buffer.write(x)", []),
+    ],
+)
+def test_related_calls_that_break_too(prelude: str, body: str, expected: list[str]) -> None:
+    assert codes(in_forward(body, prelude)) == expected

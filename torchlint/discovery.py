@@ -60,6 +60,8 @@ _GLOB_CHARACTERS = frozenset("*?[\\")
 
 @dataclass
 class Discovered:
+    """The files to check, and the named paths or folders that could not be searched."""
+
     files: list[Path] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
 
@@ -185,9 +187,9 @@ class _PatternSet:
     def decide(self, name: str, relative: str, is_dir: bool) -> bool | None:
         """True: rejected; False: re-included by a negation; None: no pattern matches."""
         if not self.has_negation:
-            if self._names.hits(name, is_dir) or any(_hits(rule, name, relative, is_dir) for rule in self.path_rules):
+            if self._names.hits(name, is_dir):
                 return True
-            return None
+            return True if any(_hits(rule, name, relative, is_dir) for rule in self.path_rules) else None
         for rule in reversed(self.rules):
             if _hits(rule, name, relative, is_dir):
                 return rule.rejects
@@ -298,7 +300,9 @@ class _GitIgnores:
                 return False
             directory = parent
 
-    def with_own(self, inherited: tuple[_Scope, ...], directory: str, has_git: bool, has_gitignore: bool) -> tuple[_Scope, ...]:
+    def with_own(
+        self, inherited: tuple[_Scope, ...], directory: str, has_git: bool, has_gitignore: bool
+    ) -> tuple[_Scope, ...]:
         """Add a folder's own files: a repository's top starts afresh from .git/info/exclude."""
         scopes = inherited
         if has_git:
@@ -377,9 +381,19 @@ class _Discovery:
         if not (self.force_exclude and self._rejected(path, is_dir=False)):
             self.files.add(path)
 
+    def _settings(self, path: str, error_prefix: str = "") -> Settings | None:
+        """The settings for ``path``, or None (and an error) where its folder cannot be searched."""
+        try:
+            return self.resolver.for_path(Path(path))
+        except OSError as error:
+            self._error(path, error_prefix + os_error_cause(error))
+            return None
+
     def _rejected(self, path: str, is_dir: bool) -> bool:
         # A folder is judged by the settings it sits in, like a walked entry.
-        settings = self.resolver.for_path(Path(os.path.dirname(path) if is_dir else path))
+        settings = self._settings(os.path.dirname(path) if is_dir else path)
+        if settings is None:
+            return True
         if _rejected_on_the_way(_exclude_scope(settings, path), path, is_dir):
             return True
         return settings.respect_gitignore and self.gitignores.ignores(path, is_dir)
@@ -390,7 +404,9 @@ class _Discovery:
             self.errors.append(error)
 
     def _walk(self, top: str) -> None:
-        settings = self.resolver.for_path(Path(top))
+        settings = self._settings(top, "cannot list directory: ")
+        if settings is None:
+            return
         excludes = _exclude_scope(settings, top)
         pending = [_Pending(top, settings, excludes, self.gitignores.state(top).scopes, True)]
         while pending:
@@ -406,7 +422,9 @@ class _Discovery:
             return
         if not own_files_added:
             names = {entry.name for entry in entries}
-            gitignores = self.gitignores.with_own(gitignores, directory, ".git" in names, ".gitignore" in names)
+            gitignores = self.gitignores.with_own(
+                gitignores, directory, has_git=".git" in names, has_gitignore=".gitignore" in names
+            )
         respect_gitignore = settings.respect_gitignore
         for entry in entries:
             name = entry.name
@@ -433,12 +451,16 @@ class _Discovery:
             if not is_dir:
                 self.files.add(path)
                 continue
-            child_settings = self.resolver.for_path(Path(path))
+            child_settings = self._settings(path, "cannot list directory: ")
+            if child_settings is None:
+                continue
             child_excludes = excludes if child_settings is settings else _exclude_scope(child_settings, path)
             pending.append(_Pending(path, child_settings, child_excludes, gitignores, False))
 
 
-def discover(paths: Sequence[str | os.PathLike[str]], resolver: ConfigResolver, *, force_exclude: bool) -> Discovered:
+def discover(
+    paths: Sequence[str | os.PathLike[str]], resolver: ConfigResolver, *, force_exclude: bool
+) -> Discovered:
     """The Python files under ``paths`` (absolute, unique, sorted) and what could not be searched."""
     discovery = _Discovery(resolver, force_exclude)
     for path in paths:

@@ -46,7 +46,8 @@ def decode_source(data: bytes) -> str:
     try:
         return body.decode(encoding)
     except UnicodeDecodeError as error:
-        raise SourceError(f"cannot decode as {encoding}: {error.reason} at offset {error.start + skipped}") from None
+        offset = error.start + skipped
+        raise SourceError(f"cannot decode as {encoding}: {error.reason} at offset {offset}") from None
     except (UnicodeError, LookupError) as error:
         # A cookie may name a codec that exists but does not turn bytes into text (e.g. "hex").
         raise SourceError(f"cannot decode as {encoding}: {error}") from None

@@ -42,9 +42,11 @@ class LoggingInCompiledCode(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in LOG_METHODS:
+        if not isinstance(func, cst.Attribute):
             return
-        if ctx.qualified_name(func) == f"logging.{func.attr.value}" or is_logger(func.value, ctx):
+        module_function = func.attr.value in LOG_METHODS and ctx.qualified_name(func) == f"logging.{func.attr.value}"
+        # Every Logger method breaks, `isEnabledFor` and `setLevel` as much as `info`.
+        if module_function or is_logger(func.value, ctx):
             shown = shown_name(node)
             ctx.report(
                 type(self),

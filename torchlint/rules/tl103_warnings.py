@@ -5,7 +5,17 @@ import libcst as cst
 from torchlint.rules._side_effects import GUARD_SUGGESTION
 from torchlint.rules.base import Rule
 
-WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
+# The whole module is skipped by Dynamo: filters and catch_warnings break like warn.
+WARN_FUNCTIONS = frozenset(
+    {
+        "warnings.warn",
+        "warnings.warn_explicit",
+        "warnings.simplefilter",
+        "warnings.filterwarnings",
+        "warnings.resetwarnings",
+        "warnings.catch_warnings",
+    }
+)
 
 
 class WarningInCompiledCode(Rule):
@@ -21,5 +31,12 @@ class WarningInCompiledCode(Rule):
     gb_types = ("Attempted to call function marked as skipped",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualified_name(node.func) in WARN_FUNCTIONS:
-            ctx.report(type(self), node)
+        name = ctx.qualified_name(node.func)
+        if name in WARN_FUNCTIONS:
+            shown = name.removeprefix("warnings.")
+            ctx.report(
+                type(self),
+                node,
+                message=f"`warnings.{shown}()` in compiled code breaks the graph (Dynamo skips the "
+                "warnings module); guard it with `torch.compiler.is_compiling()` or move it out",
+            )

@@ -6,14 +6,13 @@ from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
 from torchlint.rules.base import Rule
 
 STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"})
-STREAM_METHODS = frozenset({"write", "writelines", "flush"})
 
 
 class StdioWriteInCompiledCode(Rule):
     code = "TL104"
     name = "stdio-write-in-compiled-code"
     message = (
-        "writing to `sys.stdout`/`sys.stderr` in compiled code breaks the graph (Dynamo cannot "
+        "`sys.stdout`/`sys.stderr` method call in compiled code breaks the graph (Dynamo cannot "
         "trace the stream's methods); guard it with `torch.compiler.is_compiling()` or move it out"
     )
     suggestion = GUARD_SUGGESTION.format(call="sys.stdout.write")
@@ -24,7 +23,6 @@ class StdioWriteInCompiledCode(Rule):
         func = node.func
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value in STREAM_METHODS
             and ctx.qualified_name(func.value) in STREAMS
         ):
             ctx.report(type(self), node, suggestion=GUARD_SUGGESTION.format(call=shown_name(node)))

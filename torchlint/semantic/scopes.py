@@ -101,8 +101,14 @@ def qualified_name(node: cst.BaseExpression, scope: Scope, _depth: int = 0) -> s
 
 
 def assigned_value(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
-    """The expression a plain name was last assigned from, where there was one."""
-    if not isinstance(node, cst.Name):
-        return None
-    owner = lookup_scope(scope, node.value)
-    return owner.assignments.get(node.value) if owner is not None else None
+    """The expression a plain name was last assigned from, through `a = b` aliases."""
+    value = None
+    for _ in range(8):  # bounded: `a = b; b = a` must end
+        if not isinstance(node, cst.Name):
+            return value
+        owner = lookup_scope(scope, node.value)
+        if owner is None or node.value not in owner.assignments:
+            return value
+        value = node = owner.assignments[node.value]
+        scope = owner
+    return value

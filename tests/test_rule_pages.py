@@ -1,0 +1,103 @@
+"""The rule pages (`rules/TLnnn-name.md`) are documentation that cannot lie.
+
+Each page has the agreed sections and names its Dynamo ids; its Example triggers exactly
+its rule and its Use instead nothing; and, with torch installed, a subprocess per page
+checks the Example really breaks and the Use instead really compiles to the same output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
+from _probe_process import run_probe
+from torchlint.config import Settings
+from torchlint.engine import lint_text
+from torchlint.rules import all_rules, rule_by_code
+
+REPO = Path(__file__).resolve().parent.parent
+RULES_DIR = REPO / "rules"
+PROBE = Path(__file__).resolve().parent / "_page_probe.py"
+PAGES = sorted(RULES_DIR.glob("TL*.md"))
+# Rules that predict a graph break have runnable examples; TL9xx pages are only linted.
+RUNNABLE_PAGES = [page for page in PAGES if not rule_code(page).startswith("TL9")]
+
+# The probes run in subprocesses; the test process itself never imports torch.
+torch_installed = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed"
+)
+
+
+def _page_id(page: Path) -> str:
+    return rule_code(page)
+
+
+def _block(page: Path, section: str) -> str:
+    blocks = python_blocks(split_sections(page.read_text(encoding="utf-8"))[section])
+    assert len(blocks) == 1, f"`## {section}` needs exactly one ```python block, found {len(blocks)}"
+    return blocks[0]
+
+
+def _lint(source: str, page: Path, section: str):
+    path = RULES_DIR / f"{rule_code(page)}_{section.replace(' ', '_').lower()}.py"
+    return lint_text(source, str(path), Settings(root=REPO))
+
+
+def test_every_rule_has_a_page_and_every_page_a_rule():
+    expected = {rule.page_name() for rule in all_rules()}
+    found = {page.name for page in PAGES}
+    assert found == expected, (
+        f"missing pages: {sorted(expected - found)}; pages without a rule: {sorted(found - expected)}"
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_page_layout(page: Path):
+    rule = rule_by_code(rule_code(page))
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == f"# {rule.code} {rule.name}"
+    summary = next(line for line in lines[1:] if line.strip())
+    assert not summary.startswith("#"), "the title is followed by a one-line summary"
+    sections = split_sections(page.read_text(encoding="utf-8"))
+    assert tuple(sections) == SECTIONS
+    for gb_id in rule.gb_ids:
+        for title in ("Why it breaks the graph", "Dynamo reference"):
+            assert gb_id in sections[title], f"`## {title}` does not name {gb_id}"
+    for gb_type in rule.gb_types:
+        assert gb_type in sections["Dynamo reference"], f"`## Dynamo reference` does not name {gb_type!r}"
+
+
+def test_readme_indexes_every_page():
+    readme = (RULES_DIR / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(TL\d{3})\]\(([^)]+)\) \| ([^|]+) \| (.+) \|$", readme, re.MULTILINE)
+    indexed = {code: (link, name.strip(), summary.strip()) for code, link, name, summary in rows}
+    for page in PAGES:
+        rule = rule_by_code(rule_code(page))
+        summary = next(line for line in page.read_text(encoding="utf-8").splitlines()[1:] if line.strip())
+        assert indexed.get(rule.code) == (page.name, rule.name, summary), f"README row for {rule.code}"
+    assert len(indexed) == len(PAGES)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_example_triggers_exactly_its_rule(page: Path):
+    code = rule_code(page)
+    findings = _lint(_block(page, "Example"), page, "Example")
+    assert findings, f"{code}'s Example gives no finding"
+    assert {d.code for d in findings} == {code}, [(d.code, d.location.row, d.message) for d in findings]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_use_instead_is_clean(page: Path):
+    findings = _lint(_block(page, "Use instead"), page, "Use instead")
+    assert findings == [], [(d.code, d.location.row, d.message) for d in findings]
+
+
+@torch_installed
+@pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=_page_id)
+def test_examples_hold_under_dynamo(page: Path):
+    result = run_probe(PROBE, page)
+    assert result["problems"] == [], "\n".join(result["problems"])

@@ -1,0 +1,1 @@
+"""What torchlint knows about the code: scopes, structure, compiled regions, guards."""

@@ -1,0 +1,1 @@
+"""Running code under TorchDynamo to see where it really breaks the graph."""
