@@ -205,7 +205,11 @@ class ConfigResolver:
     def _settings_in(self, directory: Path) -> Settings | None:
         for name in CONFIG_FILENAMES:
             candidate = directory / name
-            if candidate.is_file():
+            try:
+                exists = candidate.is_file()
+            except OSError:  # a folder we may not look into has no config we can use
+                exists = False
+            if exists:
                 found = _torchlint_table(candidate)
                 if found is not None:
                     table, where = found
