@@ -26,12 +26,11 @@ from pathlib import Path
 
 import libcst
 
+from _cache import DEFAULT_CACHE, cache_dir
 from torchlint.config import Settings
 from torchlint.engine import lint_text
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRANSFORMERS = "4.57.1"
-DEFAULT_CACHE = Path("~/.cache/torchlint-bench")
 TARGET_RATIO = 2.0
 MODELS_PREFIX = "transformers/models/"
 # Written last, so an interrupted extraction is redone rather than trusted.
@@ -56,15 +55,6 @@ class Timing:
     @property
     def best(self) -> float:
         return min(self.runs)
-
-
-def cache_dir(option: str | None) -> Path:
-    chosen = option or os.environ.get("TORCHLINT_BENCH_CACHE") or str(DEFAULT_CACHE)
-    path = Path(chosen).expanduser().resolve()
-    # A 12 MB wheel and ~2,000 sources must not show up in `git status`.
-    if path == REPO_ROOT or REPO_ROOT in path.parents:
-        sys.exit(f"error: the cache folder {path} lies inside the repository; choose one outside it")
-    return path
 
 
 def fetch_wheel(transformers_version: str, cache: Path) -> Path:

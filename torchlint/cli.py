@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -205,3 +206,70 @@ def show_rule(code: str) -> None:
         _fail(f"unknown rule code `{code}`; `torchlint rules` lists them")
         return
     click.echo(page_text(rule), nl=False)
+
+
+def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
+    """A bar on a terminal; otherwise a line per target, for runs of more than a few."""
+
+    def bar(done: int, total: int, key: str) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        click.echo(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", err=True, nl=done == total)
+
+    def lines(done: int, total: int, key: str) -> None:
+        if total > 3:
+            click.echo(f"[{done}/{total}] {display_path(key, Path.cwd())}", err=True)
+
+    return bar if on_terminal else lines
+
+
+@cli.command("verify")
+@click.argument("targets", nargs=-1, required=True, metavar="PATHS_OR_TARGETS...")
+@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
+@click.option("--backend", type=click.Choice(["eager", "inductor"]), default="eager", show_default=True, help="torch.compile backend; inductor also compares outputs with eager.")
+@click.option("--mode", default=None, help="torch.compile mode (default, reduce-overhead, max-autotune, ...).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds one target may take before its worker is replaced.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True, path_type=Path), help="Write the report to this file instead of stdout.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def verify_command(
+    targets: tuple[str, ...],
+    device: str,
+    backend: str,
+    mode: str | None,
+    timeout: float,
+    jobs: int,
+    output_format: str,
+    output_file: Path | None,
+    config_path: Path | None,
+    quiet: bool,
+) -> None:
+    """Run targets through TorchDynamo and compare its graph breaks with torchlint's findings.
+
+    PATHS_OR_TARGETS are files or folders with a torchlint_targets() function, or
+    `file.py::name` for one target. Exit 0 when annotations, static findings and Dynamo
+    agree, 1 when they do not, 2 on errors.
+    """
+    from torchlint.verify.report import as_json, as_text
+    from torchlint.verify.run import VerifyError, VerifyOptions, verify
+
+    options = VerifyOptions(device, backend, mode, timeout, jobs)
+    progress = None if quiet else _verify_progress(sys.stderr.isatty())
+    try:
+        comparison, settings = verify(targets, ConfigResolver(explicit=config_path), options, progress)
+    except (VerifyError, ConfigError) as error:
+        _fail(str(error))
+        return
+    if output_format == "json":
+        report = json.dumps(as_json(comparison, settings), indent=2) + "\n"
+    else:
+        report = as_text(comparison, settings, Path.cwd())
+    if output_file is not None:
+        output_file.write_text(report, encoding="utf-8")
+    else:
+        click.echo(report, nl=False)
+    if comparison.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_CLEAN if comparison.agrees else EXIT_FINDINGS)

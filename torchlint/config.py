@@ -42,6 +42,11 @@ class Settings:
     target_torch: str | None = None
     guard_functions: tuple[str, ...] = ()
     entry_points: tuple[str, ...] = ()
+    # The compile profile: Dynamo settings the project compiles under (None: torch's default).
+    capture_scalar_outputs: bool | None = None
+    capture_dynamic_output_shape_ops: bool | None = None
+    trace_numpy: bool | None = None
+    reorderable_logging_functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,10 @@ _KEYS = {
     "target-torch": ("target_torch", lambda v, k, w: _torch_version(v, w)),
     "guard-functions": ("guard_functions", _string_list),
     "entry-points": ("entry_points", _string_list),
+    "capture-scalar-outputs": ("capture_scalar_outputs", _boolean),
+    "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _boolean),
+    "trace-numpy": ("trace_numpy", _boolean),
+    "reorderable-logging-functions": ("reorderable_logging_functions", _string_list),
 }
 
 

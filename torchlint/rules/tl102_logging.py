@@ -32,12 +32,14 @@ class LoggingInCompiledCode(Rule):
     )
     suggestion = GUARD_SUGGESTION.format(call="logger.info")
     # The id depends on the spelling: a logger variable, the logging module's functions, or a
-    # logger method called straight on `logging.getLogger(...)`.
-    gb_ids = ("GB0291", "GB4841", "GB6215")
+    # logger method called straight on `logging.getLogger(...)`. torch 2.11 reports the
+    # module's functions as an unsupported method call (GB0156) instead of GB4841.
+    gb_ids = ("GB0291", "GB4841", "GB6215", "GB0156")
     gb_types = (
         "logging.Logger method not supported for non-export cases",
         "Unsupported python_type() call",
         "Unresolved GetAttrVariable comparison",
+        "Unsupported method call",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

@@ -333,23 +333,40 @@ def _original(fn: Callable) -> Callable:
     return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
-def collect_breaks(
-    fn: Callable, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
-) -> list[Break]:
-    """Run ``fn`` once under a default ``torch.compile`` and return every graph break."""
+def compile_and_collect(
+    fn: Callable,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    backend: str = "eager",
+    mode: str | None = None,
+) -> tuple[list[Break], Any]:
+    """Run ``fn`` once under a default ``torch.compile``: every graph break, and the output."""
     import torch
 
     torch._dynamo.reset()
     before = _counter_snapshot()
     with _capturing_graph_breaks() as collector:
-        torch.compile(_original(fn), backend="eager")(*args, **(kwargs or {}))
+        output = torch.compile(_original(fn), **_compile_options(backend, mode))(*args, **(kwargs or {}))
     logged = [entry for entry in map(_parse_record, collector.records) if entry is not None]
     breaks = _locate(logged)
-    return breaks + _unlogged_breaks(breaks, _counted_gb_types(before))
+    return breaks + _unlogged_breaks(breaks, _counted_gb_types(before)), output
+
+
+def collect_breaks(
+    fn: Callable, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+) -> list[Break]:
+    """Run ``fn`` once under a default ``torch.compile`` and return every graph break."""
+    return compile_and_collect(fn, args, kwargs)[0]
 
 
 def fullgraph_compiles(
-    fn: Callable, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    fn: Callable,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    backend: str = "eager",
+    mode: str | None = None,
 ) -> tuple[bool, str | None, object]:
     """(True, None, output) when ``fn`` compiles as one graph; else (False, why, None).
 
@@ -358,8 +375,13 @@ def fullgraph_compiles(
     import torch
 
     torch._dynamo.reset()
+    compiled = torch.compile(_original(fn), fullgraph=True, **_compile_options(backend, mode))
     try:
-        output = torch.compile(_original(fn), fullgraph=True, backend="eager")(*args, **(kwargs or {}))
+        output = compiled(*args, **(kwargs or {}))
     except Exception as error:  # noqa: BLE001 - every failure is an answer here
         return False, getattr(error, "gb_type", None) or type(error).__name__, None
     return True, None, output
+
+
+def _compile_options(backend: str, mode: str | None) -> dict[str, str]:
+    return {"backend": backend} if mode is None else {"backend": backend, "mode": mode}

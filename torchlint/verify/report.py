@@ -1,0 +1,161 @@
+"""Verify's report: a plain-text table, or JSON for tools and benchmarks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from torchlint.reporters.paths import display_path
+from torchlint.verify.compare import Comparison, family_of, rule_for_gb_type
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def score(matched: int, false_positives: int, covered: int, misses: int) -> dict:
+    """Counts with precision (matched / findings) and recall (covered breaks / breaks)."""
+    return {
+        "breaks": covered + misses,
+        "findings": matched + false_positives,
+        "matched": matched,
+        "false_positives": false_positives,
+        "misses": misses,
+        "precision": _ratio(matched, matched + false_positives),
+        "recall": _ratio(covered, covered + misses),
+    }
+
+
+def _summary(comparison: Comparison) -> dict:
+    matched, fps = len(comparison.matched), len(comparison.false_positives)
+    covered, misses = len(comparison.covered_breaks), len(comparison.misses)
+    return {
+        "targets": len(comparison.targets),
+        "errors": len(comparison.errors),
+        **score(matched, fps, covered, misses),
+    }
+
+
+def _families(comparison: Comparison) -> dict:
+    counts: dict[str, Counter] = {}
+    for finding in comparison.matched:
+        counts.setdefault(family_of(finding.code), Counter())["matched"] += 1
+    for finding in comparison.false_positives:
+        counts.setdefault(family_of(finding.code), Counter())["false_positives"] += 1
+    for brk in comparison.covered_breaks:
+        counts.setdefault(family_of(rule_for_gb_type(brk["gb_type"])), Counter())["covered"] += 1
+    for brk in comparison.misses:
+        counts.setdefault(family_of(rule_for_gb_type(brk["gb_type"])), Counter())["misses"] += 1
+    return {
+        family: score(c["matched"], c["false_positives"], c["covered"], c["misses"])
+        for family, c in sorted(counts.items())
+    }
+
+
+def _finding_json(diagnostic, matched: bool | None = None) -> dict:
+    data = {
+        "file": diagnostic.path,
+        "line": diagnostic.location.row,
+        "code": diagnostic.code,
+        "message": diagnostic.message,
+    }
+    if matched is not None:
+        data["matched"] = matched
+    return data
+
+
+def as_json(comparison: Comparison, settings: dict) -> dict:
+    targets = []
+    for target in comparison.targets:
+        response = target.response
+        targets.append(
+            {
+                "id": target.key,
+                "status": response.get("status"),
+                "error": response.get("error"),
+                "seconds": response.get("seconds"),
+                "fullgraph": response.get("fullgraph"),
+                "outputs_match": response.get("outputs_match"),
+                "breaks": [{**brk, "matched_by": codes} for brk, codes in target.breaks],
+                "findings": [_finding_json(d, hit) for d, hit in target.findings],
+            }
+        )
+    return {
+        **settings,
+        "summary": _summary(comparison),
+        "families": _families(comparison),
+        "targets": targets,
+        "false_positives": [_finding_json(d) for d in comparison.false_positives],
+        "misses": [{**brk, "rule": rule_for_gb_type(brk["gb_type"])} for brk in comparison.misses],
+        "annotations": comparison.annotations,
+    }
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _target_label(key: str, cwd: Path) -> str:
+    path, _, name = key.rpartition("::")
+    return f"{display_path(path, cwd)}::{name}"
+
+
+def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
+    lines = [
+        f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']}",
+        "",
+        f"{'target':<52} {'breaks':>6} {'findings':>8} {'matched':>7} {'FP':>3} {'missed':>6}  fullgraph",
+    ]
+    for target in comparison.targets:
+        name = _target_label(target.key, cwd)
+        if not target.ok:
+            lines.append(f"{name:<52} error: {target.response.get('error')}")
+            continue
+        fullgraph = target.response.get("fullgraph") or {}
+        verdict = "compiles" if fullgraph.get("ok") else f"fails ({fullgraph.get('error')})"
+        if target.response.get("outputs_match") is False:
+            verdict += ", outputs differ from eager"
+        missed = sum(1 for _, codes in target.breaks if not codes)
+        hits = sum(1 for _, hit in target.findings if hit)
+        fps = len(target.findings) - hits
+        lines.append(
+            f"{name:<52} {len(target.breaks):>6} {len(target.findings):>8} {hits:>7} {fps:>3} {missed:>6}  {verdict}"
+        )
+    summary = _summary(comparison)
+    lines += [
+        "",
+        f"overall: {summary['breaks']} breaks, {summary['findings']} findings, {summary['matched']} matched, "
+        f"{summary['false_positives']} false positives, {summary['misses']} missed; "
+        f"precision {_fmt(summary['precision'])}, recall {_fmt(summary['recall'])}",
+    ]
+    for family, stats in _families(comparison).items():
+        lines.append(
+            f"  {family}: precision {_fmt(stats['precision'])}, recall {_fmt(stats['recall'])} "
+            f"({stats['matched']} matched, {stats['false_positives']} FP, {stats['misses']} missed)"
+        )
+    if comparison.false_positives:
+        lines += ["", "false positives (ran, reported, Dynamo did not break):"]
+        lines += [
+            f"  {display_path(d.path, cwd)}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
+            for d in comparison.false_positives
+        ]
+    if comparison.misses:
+        lines += ["", "misses (Dynamo broke, nothing reported):"]
+        for brk in comparison.misses:
+            where = f"{display_path(brk['file'], cwd)}:{brk['line']}" if brk["file"] else "<unknown>"
+            rule = rule_for_gb_type(brk["gb_type"])
+            owner = f"type of {rule}" if rule else "no rule for this type"
+            lines.append(f"  {where}: {brk['gb_type']} ({brk['gb_id'] or 'no id'}; {owner})")
+    if comparison.annotations:
+        lines += ["", "annotations that disagree (line: expected / static / dynamo):"]
+        for item in comparison.annotations:
+            dynamo = "broke" if item["dynamo"] else ("no break" if item["ran"] else "did not run")
+            lines.append(
+                f"  {display_path(item['file'], cwd)}:{item['line']}: "
+                f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {dynamo}"
+            )
+    for target in comparison.errors:
+        lines += ["", f"error in {_target_label(target.key, cwd)}: {target.response.get('error')}"]
+        if target.response.get("traceback"):
+            lines.append(target.response["traceback"].rstrip())
+    return "\n".join(lines) + "\n"

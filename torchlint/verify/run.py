@@ -1,0 +1,124 @@
+"""`torchlint verify`: find targets, run them in workers, compare with the static findings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from torchlint.config import ConfigResolver
+from torchlint.diagnostic import Diagnostic
+from torchlint.discovery import discover
+from torchlint.profile import dynamo_settings
+from torchlint.runner import check_file
+from torchlint.verify.compare import Comparison, compare
+from torchlint.verify.pool import Job, Worker, WorkerFailed, run_jobs
+from torchlint.verify.targets import TargetFile, declares_targets, parse_target_argument
+
+
+class VerifyError(Exception):
+    """A run that cannot start: no targets, no CUDA, no torch."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    device: str = "cpu"
+    backend: str = "eager"
+    mode: str | None = None
+    timeout: float = 300.0
+    jobs: int = 1
+
+
+def find_target_files(arguments: Sequence[str], resolver: ConfigResolver) -> list[TargetFile]:
+    found: list[TargetFile] = []
+    for argument in arguments:
+        path, only = parse_target_argument(argument)
+        if only is not None or path.is_file():
+            if not path.is_file():
+                raise VerifyError(f"{path}: no such file")
+            if only is None and not declares_targets(path):
+                raise VerifyError(f"{path}: no targets: the file defines no torchlint_targets()")
+            found.append(TargetFile(path.resolve(), only))
+            continue
+        if not path.exists():
+            raise VerifyError(f"{path}: no such file or directory")
+        walked = discover([path], resolver, force_exclude=False)
+        found.extend(TargetFile(p.resolve()) for p in walked.files if declares_targets(p))
+    if not found:
+        raise VerifyError("no targets: no file defines torchlint_targets()")
+    return found
+
+
+def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: ConfigResolver, timeout: float) -> tuple[list[Job], list[tuple[str, dict]], str | None]:
+    """Ask one worker for the names each file declares (and whether CUDA is there)."""
+    try:
+        worker = Worker()
+    except WorkerFailed as failure:
+        raise VerifyError(f"cannot start a verify worker (is torch installed?): {failure}") from None
+    jobs: list[Job] = []
+    failed: list[tuple[str, dict]] = []
+    try:
+        if options.device.startswith("cuda") and not worker.has_cuda:
+            raise VerifyError(f"--device {options.device} asked for, but torch {worker.torch_version} sees no CUDA device")
+        for target_file in files:
+            names = [target_file.only] if target_file.only else None
+            if names is None:
+                try:
+                    response = worker.request({"op": "list", "path": str(target_file.path)}, timeout)
+                except WorkerFailed as failure:
+                    worker = Worker()
+                    response = {"status": "error", "error": str(failure)}
+                if response["status"] != "ok":
+                    failed.append((f"{target_file.path}", response))
+                    continue
+                names = response["names"]
+            profile = dynamo_settings(resolver.for_path(target_file.path))
+            for name in names:
+                payload = {"op": "run", "path": str(target_file.path), "name": name, "device": options.device,
+                           "backend": options.backend, "mode": options.mode, "profile": profile}
+                jobs.append(Job(f"{target_file.path}::{name}", payload))
+        return jobs, failed, worker.torch_version
+    finally:
+        worker.close()
+
+
+def verify(
+    arguments: Sequence[str],
+    resolver: ConfigResolver,
+    options: VerifyOptions,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[Comparison, dict]:
+    files = find_target_files(arguments, resolver)
+    jobs, results, torch_version = _list_targets(files, options, resolver, options.timeout)
+    done = len(results)
+
+    def record(job: Job, response: dict) -> None:
+        nonlocal done
+        results.append((job.key, response))
+        done += 1
+        if on_progress is not None:
+            on_progress(done, len(jobs), job.key)
+
+    run_jobs(jobs, workers=options.jobs, timeout=options.timeout, on_done=record)
+    order = {job.key: index for index, job in enumerate(jobs)}
+    results.sort(key=lambda item: order.get(item[0], -1))
+
+    @lru_cache(maxsize=None)
+    def lint(path: str) -> list[Diagnostic]:
+        if not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
+            return []
+        return check_file(Path(path), resolver.for_path(Path(path))).diagnostics
+
+    unique = dict.fromkeys(f.path for f in files)
+    annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
+    partly_run = frozenset(f.path for f in files if f.only is not None) - {f.path for f in files if f.only is None}
+    comparison = compare(results, lint, annotated, partly_run)
+    settings = {
+        "torch_version": torch_version,
+        "device": options.device,
+        "backend": options.backend,
+        "mode": options.mode,
+    }
+    return comparison, settings

@@ -1,0 +1,212 @@
+"""A verify worker: a long-lived process that keeps torch imported and runs targets.
+
+Requests (on the pipe whose descriptor is the first argument) and responses (on stdout)
+are JSON lines. What user code prints goes to stderr, so the response channel carries
+nothing else; stdin is left to the targets.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from torchlint.verify.targets import TARGETS_FUNCTION
+
+_modules: dict[str, Any] = {}
+
+
+def _load_targets(path: str) -> dict[str, tuple]:
+    module = _modules.get(path)
+    if module is None:
+        name = f"_torchlint_target_{len(_modules)}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        # The target's folder comes first, as when the file runs as a script.
+        sys.path.insert(0, str(Path(path).parent))
+        spec.loader.exec_module(module)
+        _modules[path] = module
+    declared = getattr(module, TARGETS_FUNCTION, None)
+    if declared is None:
+        raise LookupError(f"{path} defines no {TARGETS_FUNCTION}()")
+    targets = declared()
+    if not isinstance(targets, dict):
+        raise TypeError(f"{TARGETS_FUNCTION}() must return a dict of name -> (callable, args[, kwargs])")
+    return targets
+
+
+def _unpack(entry: tuple) -> tuple[Any, tuple, dict]:
+    if not isinstance(entry, tuple) or len(entry) not in (2, 3) or not callable(entry[0]):
+        raise TypeError("a target is (callable, args) or (callable, args, kwargs)")
+    fn, args = entry[0], tuple(entry[1])
+    kwargs = dict(entry[2]) if len(entry) == 3 else {}
+    return fn, args, kwargs
+
+
+def _to_device(fn, args, kwargs, device: str):
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def move(value):
+        return value.to(device) if isinstance(value, (torch.Tensor, torch.nn.Module)) else value
+
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, torch.nn.Module):
+        fn.to(device)
+    elif isinstance(owner, torch.nn.Module):
+        owner.to(device)
+    return fn, tree_map(move, args), tree_map(move, kwargs)
+
+
+def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]]]:
+    """Run eagerly once, recording the lines run in user code (not stdlib, not torch)."""
+    from torchlint.verify.breaks import is_user_file
+
+    executed: dict[str, set[int]] = {}
+    user: dict[str, bool] = {}
+
+    def local(frame, event, arg):
+        if event == "line":
+            executed[frame.f_code.co_filename].add(frame.f_lineno)
+        return local
+
+    def tracer(frame, event, arg):
+        filename = frame.f_code.co_filename
+        if filename not in user:
+            user[filename] = is_user_file(filename)
+        if not user[filename]:
+            return None
+        executed.setdefault(filename, set()).add(frame.f_lineno)
+        return local
+
+    import torch
+
+    # Compiled functions run as plain Python here, so their lines are seen.
+    with torch.compiler.set_stance("force_eager"):
+        sys.settrace(tracer)
+        try:
+            output = fn(*args, **kwargs)
+        finally:
+            sys.settrace(None)
+    return output, {os.path.realpath(f): sorted(lines) for f, lines in executed.items()}
+
+
+def _outputs_match(expected, actual) -> bool:
+    import torch
+
+    try:
+        torch.testing.assert_close(actual, expected, rtol=1e-3, atol=1e-3, equal_nan=True)
+    except (AssertionError, TypeError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def _break_json(brk) -> dict:
+    return {
+        "file": os.path.realpath(brk.filename) if brk.filename else None,
+        "line": brk.lineno,
+        "gb_type": brk.gb_type,
+        "gb_id": brk.gb_id,
+        "reason": brk.reason,
+        "frame_skipped": brk.frame_skipped,
+    }
+
+
+def _resolve_dotted(name: str) -> Any:
+    """`print` -> the builtin, `logging.info` -> the function, `a.b.C.method` -> the attribute."""
+    import builtins
+
+    if "." not in name:
+        return getattr(builtins, name)
+    parts = name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attribute in parts[split:]:
+            value = getattr(value, attribute)
+        return value
+    raise ImportError(f"cannot import {name}")
+
+
+@contextmanager
+def _compile_profile(profile: dict | None) -> Iterator[None]:
+    """Run under the project's Dynamo settings, then restore torch's."""
+    import torch._dynamo
+
+    profile = profile or {}
+    changes = dict(profile.get("flags", {}))
+    reorderable = profile.get("reorderable_logging_functions") or []
+    if reorderable:
+        changes["reorderable_logging_functions"] = set(
+            torch._dynamo.config.reorderable_logging_functions
+        ) | {_resolve_dotted(name) for name in reorderable}
+    with torch._dynamo.config.patch(**changes):
+        yield
+
+
+def run_target(request: dict) -> dict:
+    import torch
+
+    from torchlint.verify.breaks import compile_and_collect, fullgraph_compiles
+
+    fn, args, kwargs = _unpack(_load_targets(request["path"])[request["name"]])
+    fn, args, kwargs = _to_device(fn, args, kwargs, request["device"])
+    backend, mode = request["backend"], request.get("mode")
+    # The same seed before each run, so random ops give comparable outputs.
+    torch.manual_seed(0)
+    expected, executed = _executed_lines(fn, args, kwargs)
+    with _compile_profile(request.get("profile")):
+        torch.manual_seed(0)
+        breaks, output = compile_and_collect(fn, args, kwargs, backend=backend, mode=mode)
+        torch.manual_seed(0)
+        ok, why, _ = fullgraph_compiles(fn, args, kwargs, backend=backend, mode=mode)
+    return {
+        "status": "ok",
+        "breaks": [_break_json(b) for b in breaks],
+        "fullgraph": {"ok": ok, "error": why},
+        "outputs_match": _outputs_match(expected, output),
+        "executed": executed,
+    }
+
+
+def handle(request: dict) -> dict:
+    try:
+        if request["op"] == "list":
+            return {"status": "ok", "names": list(_load_targets(request["path"]))}
+        return run_target(request)
+    except BaseException as error:  # noqa: BLE001 - the parent reports it and goes on
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return {
+            "status": "error",
+            "error": f"{type(error).__name__}: {error}",
+            "traceback": traceback.format_exc(limit=8),
+        }
+
+
+def main() -> None:
+    # Keep the response channel clean: user prints (even from C) land on stderr.
+    responses = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    import torch  # noqa: F401 - imported once, before the first target
+
+    ready = {"status": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()}
+    responses.write(json.dumps(ready) + "\n")
+    requests = os.fdopen(int(sys.argv[1]), "r")
+    for line in requests:
+        if line.strip():
+            responses.write(json.dumps(handle(json.loads(line))) + "\n")
+
+
+if __name__ == "__main__":
+    main()
