@@ -107,7 +107,7 @@ def test_reachability_follows_static_calls() -> None:
     )
     assert {"helper", "inner", "Net._attend", "Net._ckpt", "Net.forward.local", "Block.forward"} <= set(found)
     assert "unused" not in found and "Net.__init__" not in found
-    assert found["inner"] == "called from helper"
+    assert found["inner"] == "called from pkg.model.helper"
 
 
 def test_super_and_inherited_methods() -> None:

@@ -78,6 +78,7 @@ def _fail(message: str) -> None:
 @click.option("--stdin-filename", metavar="PATH", help="Read the source from stdin and report it under this name.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too (for pre-commit).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--show-regions", is_flag=True, help="List the compiled functions of each file and why they are compiled, and exit.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: one per CPU).")
 def check(
     paths: tuple[str, ...],
@@ -93,6 +94,7 @@ def check(
     stdin_filename: str | None,
     force_exclude: bool,
     show_files: bool,
+    show_regions: bool,
     jobs: int | None,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for graph breaks."""
@@ -109,6 +111,9 @@ def check(
         from_stdin = paths == ("-",) or (not paths and stdin_filename is not None)
         if show_files:
             _show_files(paths or (".",), resolver, force_exclude, cwd)
+            return
+        if show_regions:
+            _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd)
             return
         keep_sources = output_format == "full"
         if from_stdin:
@@ -168,6 +173,32 @@ def _show_files(paths, resolver: ConfigResolver, force_exclude: bool, cwd: Path)
     for error in found.errors:
         click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
     sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
+
+
+def _show_regions(
+    paths, resolver: ConfigResolver, force_exclude: bool, jobs: int | None, from_stdin: bool, stdin_filename: str | None, cwd: Path
+) -> None:
+    """Each file's compiled functions with the reason, as the check of the same paths sees them."""
+    from torchlint.runner import show_regions, show_regions_stdin
+
+    if from_stdin:
+        run = show_regions_stdin(sys.stdin.buffer.read(), stdin_filename, resolver)
+    else:
+        run = show_regions(paths, resolver, force_exclude=force_exclude, jobs=jobs)
+    compiled = 0
+    for path, rows in sorted(run.files.items()):
+        if not rows:
+            continue
+        click.echo(display_path(path, cwd))
+        for row in rows:
+            compiled += row.status != "disabled"
+            tag = "" if row.status == "compiled" else f" [{row.status}]"
+            click.echo(f"  {row.row}: {row.qualname}{tag}: {row.reason}")
+    for error in run.errors:
+        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+    files = sum(1 for rows in run.files.values() if any(row.status != "disabled" for row in rows))
+    click.echo(f"{compiled} compiled function{'s' if compiled != 1 else ''} in {files} file{'s' if files != 1 else ''}.", err=True)
+    sys.exit(EXIT_ERROR if run.errors else EXIT_CLEAN)
 
 
 @cli.command("rules")

@@ -1,9 +1,10 @@
-"""Checks many files: discovery, then each file on its own, across processes when it pays."""
+"""Checks many files: discovery, then each file across processes when it pays, then the
+project index and a second look at the files that calls from other files reach."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,12 @@ from pathlib import Path
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
-from torchlint.engine import lint_text
+from torchlint.engine import analyze_text, describe_regions, dynamo_config_of, lint_text
+from torchlint.reporters.paths import display_path
+from torchlint.semantic.dynamo_config import merge
+from torchlint.semantic.outline import FileOutline
+from torchlint.semantic.project import ProjectFacts, ProjectIndex
+from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
 
 # Below this many files a process pool costs more than it saves.
@@ -38,31 +44,117 @@ class CheckRun:
         return {r.path: r.source for r in self.results if r.source is not None}
 
 
-def check_text(text: str, path: str, settings: Settings, keep_source: bool = False) -> FileResult:
+def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
     try:
-        diagnostics = lint_text(text, path, settings)
+        return work()
     except (RecursionError, MemoryError) as error:
         return FileResult(path, errors=[FileError(path, f"too deeply nested to check ({type(error).__name__})")])
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         return FileResult(path, errors=[FileError(path, f"internal error: {type(error).__name__}: {error}")])
-    return FileResult(path, diagnostics, source=text if keep_source and diagnostics else None)
 
 
-def check_file(path: Path, settings: Settings, keep_source: bool = False) -> FileResult:
+def check_text(
+    text: str, path: str, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None
+) -> FileResult:
+    def lint() -> FileResult:
+        diagnostics = lint_text(text, path, settings, project=project)
+        return FileResult(path, diagnostics, source=text if keep_source and diagnostics else None)
+
+    return _guarded(path, lint)
+
+
+def check_file(path: Path, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None) -> FileResult:
     try:
         text = read_source(path)
     except SourceError as error:
         return FileResult(str(path), errors=[FileError(str(path), str(error))])
-    return check_text(text, str(path), settings, keep_source)
+    return check_text(text, str(path), settings, keep_source, project)
 
 
-def _check_batch(batch: list[tuple[Path, Settings]], keep_source: bool) -> list[FileResult]:
-    return [check_file(path, settings, keep_source) for path, settings in batch]
+# One file's work in a batch: the file, its settings, what the project tells about it.
+_Item = tuple[Path, Settings, "ProjectFacts | None"]
+
+
+def _check_batch(batch: list[_Item], keep_source: bool) -> list[FileResult]:
+    return [check_file(path, settings, keep_source, project) for path, settings, project in batch]
+
+
+def _analyze_file(
+    path: Path, settings: Settings, project: ProjectFacts | None, keep_source: bool, parse_always: bool
+) -> tuple[FileResult, FileOutline | None]:
+    """Lint a file of a project and outline it for the project index."""
+    try:
+        text = read_source(path)
+    except SourceError as error:
+        return FileResult(str(path), errors=[FileError(str(path), str(error))]), None
+    outline: list[FileOutline] = []
+
+    def analyze() -> FileResult:
+        diagnostics, found = analyze_text(text, str(path), settings, project=project, parse_always=parse_always)
+        outline.append(found)
+        return FileResult(str(path), diagnostics, source=text if keep_source and diagnostics else None)
+
+    result = _guarded(str(path), analyze)
+    return result, (outline[0] if outline else None)
+
+
+def _analyze_batch(batch: list[_Item], keep_source: bool, parse_always: bool) -> list[tuple[FileResult, FileOutline | None]]:
+    return [_analyze_file(path, settings, project, keep_source, parse_always) for path, settings, project in batch]
+
+
+def _dynamo_config_batch(paths: list[Path]) -> list[dict]:
+    found = []
+    for path in paths:
+        try:
+            found.append(dynamo_config_of(read_source(path)))
+        except (SourceError, RecursionError, MemoryError):
+            found.append({})
+    return found
+
+
+def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError]:
+    described: list[list[RegionLine] | FileError] = []
+    for path, settings, project in batch:
+        try:
+            described.append(describe_regions(read_source(path), str(path), settings, project=project))
+        except (SourceError, RecursionError, MemoryError) as error:
+            described.append(FileError(str(path), str(error) or type(error).__name__))
+    return described
 
 
 def _jobs(requested: int | None, files: int) -> int:
     jobs = requested if requested is not None else (os.cpu_count() or 1)
     return max(1, min(jobs, files // _MIN_FILES_PER_WORKER))
+
+
+class _Workers:
+    """Runs per-file work in this process, or across one process pool kept for every phase."""
+
+    def __init__(self, requested: int | None, files: int) -> None:
+        self.count = _jobs(requested, files)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def map(self, function: Callable[..., list], items: list, *args) -> list:
+        """``function(batch, *args)`` over batches of ``items``; results in the order of ``items``."""
+        if self.count == 1 or len(items) < 2:
+            return function(items, *args) if items else []
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.count)
+        # Interleaved batches spread big and small files evenly over the workers.
+        stride = min(len(items), self.count * 4)
+        batches = [items[i::stride] for i in range(stride)]
+        results: list = [None] * len(items)
+        repeated = [[arg] * stride for arg in args]
+        for first, batch_results in enumerate(self._pool.map(function, batches, *repeated)):
+            results[first::stride] = batch_results
+        return results
 
 
 def check_paths(
@@ -76,17 +168,98 @@ def check_paths(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    workers = _jobs(jobs, len(work))
-    if workers == 1:
-        run.results = _check_batch(work, keep_sources)
-    else:
-        # Interleaved batches spread big and small files evenly over the workers.
-        batches = [work[i::workers * 4] for i in range(workers * 4)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for results in pool.map(_check_batch, batches, [keep_sources] * len(batches)):
-                run.results.extend(results)
+    with _Workers(jobs, len(work)) as workers:
+        if len(work) < 2:
+            run.results = workers.map(_check_batch, [(path, settings, None) for path, settings in work], keep_sources)
+        else:
+            run.results = list(_ProjectRun(work, workers, keep_sources).final_results().values())
     run.results.sort(key=lambda result: result.path)
     return run
+
+
+class _ProjectRun:
+    """Lints the files of one run together, so calls between them are followed.
+
+    Phases: the `torch._dynamo.config` assignments (cheap: only files that mention
+    `_dynamo` are parsed); every file linted on its own, returning its outline; the
+    project index over the outlines (parsing, on demand, files the text test skipped that
+    compiled code calls into); a second lint of just the files other files change.
+    """
+
+    def __init__(self, work: list[tuple[Path, Settings]], workers: _Workers, keep_sources: bool) -> None:
+        self.work = {str(path): (path, settings) for path, settings in work}
+        self.workers = workers
+        self.keep_sources = keep_sources
+        ordered = sorted(self.work)
+        configs = workers.map(_dynamo_config_batch, [self.work[path][0] for path in ordered])
+        self.plain = ProjectFacts(dynamo_config=merge(configs))
+        self.results: dict[str, FileResult] = {}
+        self.outlines: dict[str, FileOutline] = {}
+        self._analyze(list(self.work), parse_always=False)
+        cwd = Path.cwd()
+        parsed_on_demand: set[str] = set()
+        while True:
+            self.index = ProjectIndex(self.outlines.values(), lambda path: display_path(path, cwd), self.plain.dynamo_config)
+            self.index.solve()
+            needed = sorted((self.index.unparsed_needed & self.outlines.keys()) - parsed_on_demand)
+            if not needed:
+                break
+            parsed_on_demand.update(needed)
+            self._analyze(needed, parse_always=True)
+
+    def _analyze(self, paths: list[str], parse_always: bool) -> None:
+        items = [(*self.work[path], self.plain) for path in paths]
+        for path, (result, outline) in zip(paths, self.workers.map(_analyze_batch, items, self.keep_sources, parse_always)):
+            self.results[path] = result
+            if outline is not None:
+                self.outlines[path] = outline
+
+    def facts(self, path: str) -> ProjectFacts:
+        if path not in self.outlines:
+            return self.plain
+        return self.index.facts_for(path) or self.plain
+
+    def final_results(self) -> dict[str, FileResult]:
+        again = [path for path in self.outlines if self.index.facts_for(path) is not None]
+        items = [(*self.work[path], self.facts(path)) for path in again]
+        for path, result in zip(again, self.workers.map(_check_batch, items, self.keep_sources)):
+            self.results[path] = result
+        return self.results
+
+
+@dataclass
+class RegionsRun:
+    # path -> its compiled and disabled functions
+    files: dict[str, list[RegionLine]] = field(default_factory=dict)
+    errors: list[FileError] = field(default_factory=list)
+
+
+def show_regions(
+    paths: Sequence[str | Path], resolver: ConfigResolver, *, force_exclude: bool = False, jobs: int | None = None
+) -> RegionsRun:
+    """Which functions are compiled and why, as the lint of ``paths`` sees them."""
+    found = discover(paths, resolver, force_exclude=force_exclude)
+    run = RegionsRun(errors=list(found.errors))
+    work = [(path, resolver.for_path(path)) for path in found.files]
+    with _Workers(jobs, len(work)) as workers:
+        project = _ProjectRun(work, workers, keep_sources=False) if len(work) > 1 else None
+        items = [(path, settings, project.facts(str(path)) if project else None) for path, settings in work]
+        for (path, _, _), described in zip(items, workers.map(_describe_batch, items)):
+            if isinstance(described, FileError):
+                run.errors.append(described)
+            else:
+                run.files[str(path)] = described
+    return run
+
+
+def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolver) -> RegionsRun:
+    path = str(Path(filename).absolute()) if filename else "-"
+    settings = resolver.for_path(Path(path) if filename else resolver.cwd)
+    try:
+        text = decode_source(data)
+    except SourceError as error:
+        return RegionsRun(errors=[FileError(path, str(error))])
+    return RegionsRun(files={path: describe_regions(text, path, settings)})
 
 
 def check_stdin(

@@ -1,22 +1,32 @@
 """Which functions run under torch.compile, and why.
 
 Entry points are the ``forward`` of ``nn.Module`` subclasses, functions decorated with
-``torch.compile``, functions passed to ``torch.compile(...)`` and the configured
-``entry-points``. From them, reachability follows the calls that resolve statically:
-functions of the same module, ``self.method()``, ``super().method()``, submodules
-assigned in ``__init__``, and functions handed to another call (``checkpoint(fn, x)``).
-Functions under ``torch.compiler.disable`` are never traced.
+``torch.compile``, functions and modules passed to ``torch.compile(...)``, modules whose
+``.compile()`` is called, and the configured ``entry-points``. From them, reachability
+follows the calls that resolve statically: functions of the same module, ``self.method()``,
+``super().method()``, submodules assigned in ``__init__``, and functions handed to another
+call (``checkpoint(fn, x)``). Functions under ``torch.compiler.disable`` are never traced.
+
+A call that leads out of the file (an imported function, a method a base class from
+another file defines) is kept as a ``Ref``: the project index resolves it across the
+linted files and hands the result back through ``ProjectFacts``.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import libcst as cst
 
-from torchlint.semantic.scopes import Scope, lookup_scope, qualified_name
+from torchlint.semantic.scopes import Scope, assigned_value, lookup_scope, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+
+if TYPE_CHECKING:
+    from torchlint.semantic.project import ProjectFacts
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_FUNCTIONS = frozenset(
@@ -29,6 +39,62 @@ DISABLE_FUNCTIONS = frozenset(
 )
 # Bases that are plainly not modules, so a `forward` on them proves nothing.
 _NOT_MODULE_PREFIXES = ("builtins.", "typing.", "abc.", "enum.", "collections.", "dataclasses.")
+# Top-level packages that are never project code: calls into them are not followed.
+_OUTSIDE_PROJECT = frozenset({"torch", "builtins", "__future__"}) | frozenset(sys.stdlib_module_names)
+# `model.to(device).compile()` still compiles `model`.
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
+
+# The last part of every attribute call that can compile: torch.compile, optimize, .compile
+_COMPILE_ATTRIBUTES = frozenset({"compile", "optimize"})
+
+# How a function reaches another, for the reasons shown by `--show-regions`.
+CALLED = "called from"
+PASSED = "passed to a call in"
+NESTED = "defined inside"
+
+
+class Ref(NamedTuple):
+    """A call whose target lies outside this file, or leaves it through a base class.
+
+    ``name`` is a dotted name as imported (relative ones keep their dots), or the
+    qualified name of a class of this file when ``local`` is true.
+    """
+
+    kind: str  # one of the constants below
+    name: str
+    attr: str = ""
+    local: bool = False
+
+
+# Ref kinds: what calling the referenced thing runs.
+NAME = "name"  # an imported function (or class: its __init__, or a method: `L.Block.run`)
+COMPILED = "compiled"  # handed to torch.compile: a function, or a class's forward
+CONSTRUCT = "construct"  # a class called: its __init__ unless it is an nn.Module
+METHOD = "method"  # `attr` looked up through the class and its bases
+SUPER = "super"  # `attr` looked up through the bases of the class only
+INSTANCE = "instance"  # an instance called: forward, else __call__ (none if it defines `attr`)
+
+
+def may_be_project(name: str | None) -> bool:
+    """Whether a qualified name could lead into the linted project (not torch, not stdlib)."""
+    if not name:
+        return False
+    if name.startswith("."):
+        return True
+    return name.split(".", 1)[0] not in _OUTSIDE_PROJECT
+
+
+@dataclass
+class Entry:
+    """A function Dynamo starts tracing at."""
+
+    target: FunctionInfo | Ref
+    reason: str | None
+    # False for the forward of a module: presumed compiled, not seen compiled.
+    explicit: bool = True
+    fullgraph: bool = False
+    # For a presumed forward: its class (the project decides whether it is a module).
+    module_class: ClassInfo | None = None
 
 
 @dataclass
@@ -36,6 +102,18 @@ class Regions:
     # compiled function -> the reason, for `--show-regions` and messages
     compiled: dict[FunctionInfo, str] = field(default_factory=dict)
     disabled: set[FunctionInfo] = field(default_factory=set)
+    # compiled functions every one of whose entry points compiles with fullgraph=True
+    fullgraph: set[FunctionInfo] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class RegionLine:
+    """One row of `--show-regions`."""
+
+    row: int
+    qualname: str
+    status: str  # "compiled", "fullgraph" or "disabled"
+    reason: str
 
 
 def _decorator_target(decorator: cst.BaseExpression, scope: Scope) -> str | None:
@@ -45,18 +123,35 @@ def _decorator_target(decorator: cst.BaseExpression, scope: Scope) -> str | None
     return qualified_name(decorator, scope)
 
 
+def is_fullgraph(call: cst.Call) -> bool:
+    """`torch.compile(..., fullgraph=True)`, or `optimize(..., nopython=True)`."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("fullgraph", "nopython"):
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
+
+
+def _decorator_suffix(fullgraph: bool, call: cst.Call | None) -> str:
+    if fullgraph:
+        return "(fullgraph=True)"
+    return "(...)" if call is not None and call.args else ""
+
+
 class _Index:
     """Lookups over one file's summary."""
 
-    def __init__(self, summary: FileSummary) -> None:
+    def __init__(self, summary: FileSummary, module_classes: Mapping[str, str] = {}) -> None:
         self.summary = summary
+        # classes the project index found to be nn.Modules through another file
+        self.module_classes = module_classes
         self.functions_by_scope: dict[tuple[int, str], FunctionInfo] = {}
         for function in summary.functions:
             self.functions_by_scope[(id(function.enclosing), function.name)] = function
         self.classes_by_scope: dict[tuple[int, str], ClassInfo] = {
             (id(info.enclosing), info.node.name.value): info for info in summary.classes.values()
         }
-        self._is_module: dict[ClassInfo, bool] = {}
+        self._module_reasons: dict[ClassInfo, str | None] = {}
+        self._foreign: dict[ClassInfo, bool] = {}
 
     def local_class(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | None:
         if not isinstance(expr, cst.Name):
@@ -82,6 +177,23 @@ class _Index:
                 found.append(local)
         return found
 
+    def has_foreign_base(self, info: ClassInfo, _seen: frozenset = frozenset()) -> bool:
+        """Whether a base of ``info`` (or of its bases here) may come from another project file."""
+        known = self._foreign.get(info)
+        if known is not None:
+            return known
+        foreign = False
+        for base in info.bases:
+            local = self.local_class(base, info.enclosing)
+            if local is not None:
+                foreign = local not in _seen and self.has_foreign_base(local, _seen | {info})
+            else:
+                foreign = may_be_project(qualified_name(base, info.enclosing))
+            if foreign:
+                break
+        self._foreign[info] = foreign
+        return foreign
+
     def find_method(self, info: ClassInfo, name: str, _seen: frozenset = frozenset()) -> FunctionInfo | None:
         if info in _seen:
             return None
@@ -94,13 +206,43 @@ class _Index:
                 return method
         return None
 
+    def method(self, info: ClassInfo, name: str) -> FunctionInfo | Ref | None:
+        """``info.name``: found here, or left to the project when a base lives elsewhere."""
+        found = self.find_method(info, name)
+        if found is None and self.has_foreign_base(info):
+            return Ref(METHOD, info.qualname, name, local=True)
+        return found
+
+    def instance_call(self, cls: ClassInfo | str) -> FunctionInfo | Ref | None:
+        """What calling an instance of ``cls`` runs: its forward, else its __call__."""
+        if isinstance(cls, str):
+            return Ref(INSTANCE, cls)
+        found = self.find_method(cls, "forward") or self.find_method(cls, "__call__")
+        if found is None and self.has_foreign_base(cls):
+            return Ref(INSTANCE, cls.qualname, local=True)
+        return found
+
+    def construct(self, cls: ClassInfo) -> FunctionInfo | Ref | None:
+        """What calling a class runs under Dynamo: __init__, unless the class is an nn.Module."""
+        if self.module_reason(cls) is not None:
+            return None
+        if self.has_foreign_base(cls):
+            # Whether it is a module may depend on the other file.
+            return Ref(CONSTRUCT, cls.qualname, local=True)
+        return self.find_method(cls, "__init__")
+
     def module_reason(self, info: ClassInfo) -> str | None:
         """Why ``info`` is taken for an ``nn.Module`` subclass, or None."""
-        return self._module_reason(info, frozenset())
+        if info not in self._module_reasons:
+            self._module_reasons[info] = self._module_reason(info, frozenset())
+        return self._module_reasons[info]
 
     def _module_reason(self, info: ClassInfo, seen: frozenset) -> str | None:
         if info in seen:
             return None
+        from_project = self.module_classes.get(info.qualname)
+        if from_project is not None:
+            return from_project
         unresolved = []
         for base in info.bases:
             local = self.local_class(base, info.enclosing)
@@ -128,16 +270,64 @@ class _Index:
             current = current.parent
         return None
 
-    def callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | None:
-        """The function of this file that calling ``expr`` inside ``function`` runs."""
+    def class_of(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | str | None:
+        """The class ``expr`` names: one of this file, or the dotted name of an imported one."""
+        local = self.local_class(expr, scope)
+        if local is not None:
+            return local
+        name = qualified_name(expr, scope)
+        return name if may_be_project(name) else None
+
+    def instance_class(
+        self, expr: cst.BaseExpression, function: FunctionInfo | None, scope: Scope, _depth: int = 0
+    ) -> ClassInfo | str | None:
+        """The class of the object ``expr`` evaluates to, where a constructor call shows it."""
+        if _depth > 4:  # `y = y.float()` refers to itself
+            return None
+        # `Net().to(device).eval()` is still the Net
+        while (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _RETURNS_SELF
+        ):
+            expr = expr.func.value
+        if isinstance(expr, cst.Call):
+            return self.class_of(expr.func, scope)
         if isinstance(expr, cst.Name):
-            target = self.local_function(expr, function.scope)
+            value = assigned_value(expr, scope)
+            if isinstance(value, cst.Call):
+                return self.instance_class(value, None, scope, _depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and function is not None:
+            context = self.method_context(function)
+            if context is not None and expr.value.value == context[0].self_name:
+                cls = context[1]
+                value = cls.attribute_values.get(expr.attr.value)
+                if isinstance(value, cst.Call):
+                    return self.instance_class(value, None, cls.enclosing, _depth + 1)
+        return None
+
+    def _imported(self, expr: cst.BaseExpression, scope: Scope) -> Ref | None:
+        name = qualified_name(expr, scope)
+        return Ref(NAME, name) if may_be_project(name) else None
+
+    def callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
+        """What calling ``expr`` inside ``function`` runs: a function here, a Ref, or None."""
+        scope = function.scope
+        if isinstance(expr, cst.Name):
+            owner = lookup_scope(scope, expr.value)
+            if owner is None:
+                return None  # a builtin
+            if expr.value in owner.imports:
+                return self._imported(expr, scope)
+            target = self.functions_by_scope.get((id(owner), expr.value))
             if target is not None:
                 return target
-            cls = self.local_class(expr, function.scope)
-            if cls is not None and self.module_reason(cls) is None:
-                return self.find_method(cls, "__init__")
-            return None
+            cls = self.classes_by_scope.get((id(owner), expr.value))
+            if cls is not None:
+                return self.construct(cls)
+            instance = self.instance_class(expr, function, scope)
+            return self._call_instance(instance)
         if not isinstance(expr, cst.Attribute):
             return None
         attr = expr.attr.value
@@ -151,19 +341,54 @@ class _Index:
                     return found
                 assigned = cls.attribute_values.get(attr)
                 if isinstance(assigned, cst.Call):
-                    sub = self.local_class(assigned.func, cls.enclosing)
-                    if sub is not None:
-                        return self.find_method(sub, "forward") or self.find_method(sub, "__call__")
+                    return self._call_instance(self.instance_class(assigned, None, cls.enclosing))
+                if assigned is None and self.has_foreign_base(cls):
+                    return Ref(METHOD, cls.qualname, attr, local=True)
                 return None
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 for parent in self.local_bases(cls):
                     found = self.find_method(parent, attr)
                     if found is not None:
                         return found
+                if self.has_foreign_base(cls):
+                    return Ref(SUPER, cls.qualname, attr, local=True)
                 return None
-        cls = self.local_class(base, function.scope)
+        cls = self.local_class(base, scope)
         if cls is not None:
-            return self.find_method(cls, attr)
+            return self.method(cls, attr)
+        if isinstance(base, (cst.Name, cst.Attribute)):
+            imported = self._imported(expr, scope)
+            if imported is not None:
+                return imported
+        # `self.block.encode(x)`, `block = Block(); block.encode(x)`
+        instance = self.instance_class(base, function, scope)
+        if isinstance(instance, ClassInfo):
+            return self.method(instance, attr)
+        if instance is not None:
+            return Ref(METHOD, instance, attr)
+        return None
+
+    def _call_instance(self, instance: ClassInfo | str | None) -> FunctionInfo | Ref | None:
+        return None if instance is None else self.instance_call(instance)
+
+    def compile_target(
+        self, expr: cst.BaseExpression, function: FunctionInfo | None, scope: Scope
+    ) -> FunctionInfo | Ref | None:
+        """What `torch.compile(expr)` compiles: a function, or the forward of a module."""
+        instance = self.instance_class(expr, function, scope)
+        if instance is not None:
+            return self.instance_call(instance)
+        cls = self.local_class(expr, scope)
+        if cls is not None:
+            return self.instance_call(cls)
+        found = self.local_function(expr, scope)
+        if found is not None:
+            return found
+        name = qualified_name(expr, scope)  # only names bound by an import have one
+        if may_be_project(name):
+            return Ref(COMPILED, name)
+        if function is not None and isinstance(expr, cst.Attribute):
+            return self.callee(expr, function)
         return None
 
 
@@ -171,75 +396,216 @@ def _matches_entry_point(dotted: str, entry: str) -> bool:
     return dotted == entry or dotted.endswith("." + entry)
 
 
-def _compile_site_target(
-    call: cst.Call, scope: Scope, function: FunctionInfo | None, index: _Index
-) -> FunctionInfo | None:
-    if not call.args or call.args[0].keyword is not None:
-        return None
-    target = call.args[0].value
-    if function is not None:
-        return index.callee(target, function)
-    found = index.local_function(target, scope)
-    if found is not None:
-        return found
-    cls = index.local_class(target, scope)
-    return index.find_method(cls, "forward") if cls is not None else None
+class FileGraph:
+    """One file's entry points and calls, resolved as far as the file alone allows."""
 
+    def __init__(
+        self, summary: FileSummary, entry_points: tuple[str, ...] = (), module_classes: Mapping[str, str] = {}
+    ) -> None:
+        self.summary = summary
+        self.entry_points = entry_points
+        self.index = _Index(summary, module_classes)
+        self.disabled: set[FunctionInfo] = set()
+        self.nested_in: dict[FunctionInfo, list[FunctionInfo]] = {}
+        for function in summary.functions:
+            if function.parent is not None:
+                self.nested_in.setdefault(function.parent, []).append(function)
+            for decorator in function.node.decorators:
+                if _decorator_target(decorator.decorator, function.enclosing) in DISABLE_FUNCTIONS:
+                    self.disabled.add(function)
+        self._edges: dict[FunctionInfo, list[tuple[FunctionInfo | Ref, str]]] = {}
+        self._entries: list[Entry] | None = None
 
-def compiled_regions(summary: FileSummary, entry_points: tuple[str, ...] = ()) -> Regions:
-    index = _Index(summary)
-    regions = Regions()
-    pending: deque[FunctionInfo] = deque()
+    def dotted(self, qualname: str) -> str:
+        """`pkg.model.Net.forward`: a function's name as reasons show it."""
+        module = self.summary.module_name
+        return f"{module}.{qualname}" if module and module.replace(".", "").isidentifier() else qualname
 
-    def add(function: FunctionInfo | None, reason: str) -> None:
-        if function is None or function in regions.compiled or function in regions.disabled:
-            return
-        regions.compiled[function] = reason
-        pending.append(function)
+    def entries(self, candidates: bool = False) -> list[Entry]:
+        """Entry points in a fixed order; ``candidates`` adds the forward of every class
+        (with its reason None where this file alone does not show an nn.Module)."""
+        if self._entries is None:
+            self._entries = self._find_entries()
+        if candidates:
+            return self._entries
+        return [entry for entry in self._entries if entry.reason is not None]
 
-    for function in summary.functions:
-        for decorator in function.node.decorators:
-            name = _decorator_target(decorator.decorator, function.enclosing)
-            if name in DISABLE_FUNCTIONS:
-                regions.disabled.add(function)
-
-    for function in summary.functions:
-        for decorator in function.node.decorators:
-            if _decorator_target(decorator.decorator, function.enclosing) in COMPILE_FUNCTIONS:
-                add(function, "decorated with torch.compile")
-        dotted = f"{summary.module_name}.{function.qualname}" if summary.module_name else function.qualname
-        for entry in entry_points:
-            if _matches_entry_point(dotted, entry):
-                add(function, f"configured entry point `{entry}`")
-
-    for info in summary.classes.values():
-        reason = index.module_reason(info)
-        if reason is not None:
+    def _find_entries(self) -> list[Entry]:
+        summary, index = self.summary, self.index
+        found: list[Entry] = []
+        for function in summary.functions:
+            for decorator in function.node.decorators:
+                expr = decorator.decorator
+                name = _decorator_target(expr, function.enclosing)
+                if name in COMPILE_FUNCTIONS:
+                    call = expr if isinstance(expr, cst.Call) else None
+                    fullgraph = call is not None and is_fullgraph(call)
+                    found.append(Entry(function, f"entry: @{name}{_decorator_suffix(fullgraph, call)}", fullgraph=fullgraph))
+            dotted = self.dotted(function.qualname)
+            for entry in self.entry_points:
+                if _matches_entry_point(dotted, entry):
+                    found.append(Entry(function, f"entry: config entry-points (`{entry}`)"))
+        for info in summary.classes.values():
             forward = info.methods.get("forward")
-            add(forward, f"forward() of {info.qualname} ({reason})")
-        dotted = f"{summary.module_name}.{info.qualname}" if summary.module_name else info.qualname
-        if any(_matches_entry_point(dotted, entry) for entry in entry_points):
-            add(index.find_method(info, "forward") or index.find_method(info, "__call__"),
-                f"configured entry point `{info.qualname}`")
+            if forward is not None:
+                reason = index.module_reason(info)
+                text = f"entry: forward of nn.Module subclass {info.qualname} ({reason})" if reason else None
+                found.append(Entry(forward, text, explicit=False, module_class=info))
+            dotted = self.dotted(info.qualname)
+            for entry in self.entry_points:
+                if _matches_entry_point(dotted, entry):
+                    target = index.instance_call(info)
+                    if target is not None:
+                        found.append(Entry(target, f"entry: config entry-points (`{entry}`)"))
+        for call, scope, function in summary.calls:
+            found.extend(self._compile_site(call, scope, function))
+        return found
 
-    for call, scope, function in summary.calls:
-        if qualified_name(call.func, scope) in COMPILE_FUNCTIONS:
-            target = _compile_site_target(call, scope, function, index)
-            add(target, "passed to torch.compile()")
+    def _compile_site(self, call: cst.Call, scope: Scope, function: FunctionInfo | None) -> list[Entry]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in _COMPILE_ATTRIBUTES:
+            return []  # the common case, `x.view(...)`, decided without resolving names
+        name = qualified_name(func, scope)
+        fullgraph = is_fullgraph(call)
+        options = "fullgraph=True" if fullgraph else ""
+        if name in COMPILE_FUNCTIONS:
+            if not call.args or call.args[0].keyword is not None:
+                return []
+            target = self.index.compile_target(call.args[0].value, function, scope)
+            return [Entry(target, f"entry: passed to {name}({options})", fullgraph=fullgraph)] if target else []
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile" and name is None:
+            # `model.compile()`: nn.Module.compile compiles the module's forward in place.
+            instance = self.index.instance_class(func.value, function, scope)
+            if isinstance(instance, ClassInfo) and not self._compiles_as_module(instance):
+                return []
+            if instance is None:
+                return []
+            target = self.index.instance_call(instance)
+            if isinstance(target, Ref):
+                # The project checks that the class has no `compile` method of its own.
+                target = target._replace(attr="compile")
+            shown = instance.qualname if isinstance(instance, ClassInfo) else instance.rsplit(".", 1)[-1]
+            return [Entry(target, f"entry: .compile({options}) of a {shown}", fullgraph=fullgraph)] if target else []
+        return []
 
-    nested_in: dict[FunctionInfo, list[FunctionInfo]] = {}
-    for function in summary.functions:
-        if function.parent is not None:
-            nested_in.setdefault(function.parent, []).append(function)
+    def _compiles_as_module(self, info: ClassInfo) -> bool:
+        """Whether `instance.compile()` is nn.Module.compile, not a method of the class's own."""
+        index = self.index
+        if index.find_method(info, "compile") is not None:
+            return False
+        return index.module_reason(info) is not None or index.has_foreign_base(info)
 
-    while pending:
-        function = pending.popleft()
+    def edges(self, function: FunctionInfo) -> list[tuple[FunctionInfo | Ref, str]]:
+        """What ``function`` may run, each with how: CALLED, PASSED or NESTED."""
+        found = self._edges.get(function)
+        if found is not None:
+            return found
+        found = []
+        callee = self.index.callee
         for call in function.calls:
-            add(index.callee(call.func, function), f"called from {function.qualname}")
+            target = callee(call.func, function)
+            if target is not None:
+                found.append((target, CALLED))
             # Functions handed to another call are usually called by it (checkpoint, map, ...).
             for arg in call.args:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    add(index.callee(arg.value, function), f"passed to a call in {function.qualname}")
-        for nested in nested_in.get(function, ()):
-            add(nested, f"defined inside {function.qualname}")
-    return regions
+                    target = callee(arg.value, function)
+                    if target is not None:
+                        found.append((target, PASSED))
+        for nested in self.nested_in.get(function, ()):
+            found.append((nested, NESTED))
+        self._edges[function] = found
+        return found
+
+    def local_edges(self, resolve_constructs: bool) -> Callable[[FunctionInfo], Iterable[tuple[FunctionInfo, str]]]:
+        """Edges within the file. Without the project's answer, a class whose base lives
+        elsewhere is taken for a plain class when called (its __init__ runs)."""
+
+        def edges(function: FunctionInfo) -> Iterable[tuple[FunctionInfo, str]]:
+            for target, how in self.edges(function):
+                if isinstance(target, FunctionInfo):
+                    yield target, how
+                elif resolve_constructs and target.kind == CONSTRUCT and target.local:
+                    init = self.index.find_method(self.summary.classes[target.name], "__init__")
+                    if init is not None:
+                        yield init, how
+
+        return edges
+
+
+Node = TypeVar("Node", bound=Hashable)
+
+
+def reach(
+    seeds: Iterable[tuple[Node, str]],
+    edges: Callable[[Node], Iterable[tuple[Node, str]]],
+    blocked: set | frozenset,
+    reason: Callable[[str, Node, Node], str],
+) -> dict[Node, str]:
+    """Everything reachable from ``seeds``, each with the reason it was first reached by."""
+    found: dict[Node, str] = {}
+    pending: deque[Node] = deque()
+    for node, why in seeds:
+        if node not in found and node not in blocked:
+            found[node] = why
+            pending.append(node)
+    while pending:
+        node = pending.popleft()
+        for target, how in edges(node):
+            if target not in found and target not in blocked:
+                found[target] = reason(how, node, target)
+                pending.append(target)
+    return found
+
+
+def fullgraph_only(
+    entries: list[tuple[Node, bool, bool]],
+    edges: Callable[[Node], Iterable[tuple[Node, str]]],
+    blocked: set | frozenset,
+) -> set[Node]:
+    """The functions that only fullgraph=True entry points reach.
+
+    ``entries`` holds (function, explicit, fullgraph). A presumed entry (the forward of a
+    module) counts only where no explicit one reaches it: `torch.compile(Net(),
+    fullgraph=True)` makes Net.forward fullgraph, though Net is also a module.
+    """
+    no_reason = lambda how, source, target: ""  # noqa: E731 - reasons are not needed here
+    explicit = reach(((node, "") for node, is_explicit, _ in entries if is_explicit), edges, blocked, no_reason)
+    counted = [
+        (node, "")
+        for node, is_explicit, fullgraph in entries
+        if (is_explicit and not fullgraph) or (not is_explicit and node not in explicit)
+    ]
+    not_fullgraph = reach(counted, edges, blocked, no_reason)
+    return {node for node in explicit if node not in not_fullgraph}
+
+
+def compiled_regions(
+    summary: FileSummary,
+    entry_points: tuple[str, ...] = (),
+    project: ProjectFacts | None = None,
+    *,
+    graph: FileGraph | None = None,
+) -> Regions:
+    """The compiled functions of one file; ``project`` adds what other files make compiled.
+
+    ``graph`` lets a caller that also needs the file's outline build the graph once.
+    """
+    resolved = project is not None and project.fullgraph is not None
+    if graph is None:
+        graph = FileGraph(summary, entry_points, project.module_classes if project is not None else {})
+    entries = [entry for entry in graph.entries() if isinstance(entry.target, FunctionInfo)]
+    seeds: list[tuple[FunctionInfo, str]] = [(entry.target, entry.reason) for entry in entries]
+    if project is not None and project.compiled_elsewhere:
+        by_name: dict[str, list[FunctionInfo]] = {}
+        for function in summary.functions:
+            by_name.setdefault(function.qualname, []).append(function)
+        for qualname, reason in project.compiled_elsewhere.items():
+            seeds.extend((function, reason) for function in by_name.get(qualname, ()))
+    edges = graph.local_edges(resolve_constructs=not resolved)
+    compiled = reach(seeds, edges, graph.disabled, lambda how, source, target: f"{how} {graph.dotted(source.qualname)}")
+    if resolved:
+        fullgraph = {function for function in compiled if function.qualname in project.fullgraph}
+    else:
+        fullgraph = fullgraph_only([(e.target, e.explicit, e.fullgraph) for e in entries], edges, graph.disabled)
+    return Regions(compiled, graph.disabled, fullgraph)

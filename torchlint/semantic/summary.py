@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.cst_walk import walk
+from torchlint.semantic.dynamo_config import collect_dynamo_config
 from torchlint.semantic.scopes import Scope, dotted_name
 
 
@@ -60,6 +61,11 @@ class FileSummary:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     # every call with the scope it is in, for finding `torch.compile(...)` sites
     calls: list[tuple[cst.Call, Scope, FunctionInfo | None]] = field(default_factory=list)
+    # `<expr>.<attr> = <value>` outside `self.<attr>`, with its scope: config assignments
+    attribute_assignments: list[tuple[cst.Attribute, cst.BaseExpression, Scope]] = field(default_factory=list)
+    # `torch._dynamo.config.<name> = <constant>` in this file; when the file is linted with
+    # its project, the engine puts the whole project's assignments here instead.
+    dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
 
 
 def _target_names(target: cst.BaseExpression):
@@ -159,6 +165,9 @@ class _Summarizer:
             if single and value is not None:
                 scope.assignments[target.value] = value
             return
+        if isinstance(target, cst.Attribute) and value is not None and not self._is_self(target.value, function):
+            self.summary.attribute_assignments.append((target, value, scope))
+            return
         if (
             isinstance(target, cst.Attribute)
             and function is not None
@@ -171,6 +180,15 @@ class _Summarizer:
             return
         for name in _target_names(target):
             scope.bind(name)
+
+    @staticmethod
+    def _is_self(node: cst.BaseExpression, function: FunctionInfo | None) -> bool:
+        return (
+            function is not None
+            and function.owner_class is not None
+            and isinstance(node, cst.Name)
+            and node.value == function.self_name
+        )
 
     def _function(
         self,
@@ -216,4 +234,5 @@ def summarize(module: cst.Module, module_name: str = "") -> FileSummary:
     scope = Scope("module")
     summary = FileSummary(module, scope, module_name)
     _Summarizer(summary).scan(module, scope, None, None, "")
+    summary.dynamo_config = collect_dynamo_config(summary.attribute_assignments)
     return summary

@@ -1,0 +1,536 @@
+"""Compiled regions across the linted files: real files on disk, linted through the CLI."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+from torchlint.checker import Checker
+from torchlint.cli import cli
+from torchlint.config import ConfigResolver, Settings
+from torchlint.engine import analyze_text, describe_regions
+from torchlint.runner import _ProjectRun, _Workers
+from torchlint.semantic.project import ProjectFacts, ProjectIndex
+from torchlint.semantic.regions import compiled_regions
+from torchlint.semantic.summary import summarize
+
+MODEL = """
+import torch
+from torch import nn
+from .utils import helper
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return helper(x)
+"""
+# No `torch` and no `forward`: the text test alone would never parse it.
+UTILS = """
+def helper(x):
+    print("helper", x)
+    return x
+
+
+def unused(x):
+    print("never compiled", x)
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, made the current folder (module names start under it)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def check(*args: str) -> list[tuple[str, int, str]]:
+    """(file, row, code) of every finding of `torchlint check ARGS`."""
+    result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", *args])
+    assert result.exit_code == 0, result.output
+    start = result.output.index("[")
+    findings = json.loads(result.output[start : result.output.rindex("]") + 1])
+    return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings)
+
+
+def regions_output(*args: str) -> str:
+    result = CliRunner().invoke(cli, ["check", "--show-regions", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_helper_in_another_file_is_checked_when_both_files_are_linted(project: Path) -> None:
+    write(project, {"pkg/__init__.py": "", "pkg/model.py": MODEL, "pkg/utils.py": UTILS})
+    assert check("pkg") == [("utils.py", 2, "TL101")]
+    # Alone, utils.py shows nothing compiled: the call into it is in model.py.
+    assert check("pkg/utils.py") == []
+    assert check("pkg/utils.py", "pkg/__init__.py") == []
+
+
+def test_absolute_relative_and_aliased_imports(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "from .layers import reexported\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/model.py": """
+                import torch
+                from torch import nn
+                from pkg.layers import absolute
+                from ..layers import relative
+                from .. import layers
+                import pkg.layers as L
+                from pkg import reexported
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        x = absolute(x)
+                        x = relative(x)
+                        x = layers.via_module(x)
+                        x = L.via_alias(x)
+                        return reexported(x)
+                """,
+            "pkg/layers.py": """
+                def absolute(x):
+                    print(x)
+                def relative(x):
+                    print(x)
+                def via_module(x):
+                    print(x)
+                def via_alias(x):
+                    print(x)
+                def reexported(x):
+                    print(x)
+                def not_called(x):
+                    print(x)
+                """,
+        },
+    )
+    assert check("pkg") == [("layers.py", row, "TL101") for row in (2, 4, 6, 8, 10)]
+
+
+def test_module_base_class_in_another_file(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                from torch import nn
+                class Base(nn.Module):
+                    pass
+                """,
+            # Mixin is a module only through Base, which this file cannot see; Net's own
+            # view stops at Mixin, a local class without a forward.
+            "pkg/model.py": """
+                import torch
+                from pkg.base import Base
+                class Mixin(Base):
+                    pass
+                class Net(Mixin):
+                    def forward(self, x):
+                        print(x)
+                        return x
+                """,
+        },
+    )
+    assert check("pkg/model.py") == []
+    assert check("pkg") == [("model.py", 7, "TL101")]
+    assert "Net.forward: entry: forward of nn.Module subclass Net (subclass of pkg.model.Mixin, an nn.Module)" in regions_output("pkg")
+
+
+def test_project_class_used_as_a_submodule(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/parts.py": """
+                class Encoder:
+                    def encode(self, x):
+                        print("encode")
+                        return x
+                    def decode(self, x):
+                        print("never called")
+                        return x
+                class Scale:
+                    def __call__(self, x):
+                        print("scale")
+                        return x
+                """,
+            "pkg/model.py": """
+                import torch
+                from torch import nn
+                from pkg.parts import Encoder, Scale
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.encoder = Encoder()
+                        self.scale = Scale()
+                    def forward(self, x):
+                        return self.scale(self.encoder.encode(x))
+                """,
+        },
+    )
+    assert check("pkg") == [("parts.py", 3, "TL101"), ("parts.py", 10, "TL101")]
+
+
+def test_compile_of_a_module_instance(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": """
+                class Runner:
+                    def forward(self, x):
+                        print("runner")
+                        return x
+                class Stepper:
+                    def forward(self, x):
+                        print("stepper")
+                        return x
+                class OwnCompile:
+                    def compile(self):
+                        pass
+                    def forward(self, x):
+                        print("not compiled")
+                        return x
+                """,
+            "train.py": """
+                import torch
+                from pkg.runner import Runner, Stepper, OwnCompile
+
+                def main():
+                    model = Runner().to("cpu")
+                    model.compile(fullgraph=True)
+                    fast = torch.compile(Stepper())
+                    OwnCompile().compile()
+                """,
+        },
+    )
+    assert check(".") == [("runner.py", 3, "TL101"), ("runner.py", 7, "TL101")]
+    shown = regions_output(".")
+    assert "2: Runner.forward [fullgraph]: entry: .compile(fullgraph=True) of a Runner" in shown
+    assert "6: Stepper.forward: entry: passed to torch.compile()" in shown
+    assert "OwnCompile" not in shown
+
+
+def test_compile_sites_in_the_same_file(project: Path) -> None:
+    write(
+        project,
+        {
+            "model.py": """
+                import torch
+                class Plain:
+                    def forward(self, x):
+                        print(x)
+                        return x
+                compiled = torch.compile(Plain(), fullgraph=True)
+                """,
+        },
+    )
+    assert check("model.py") == [("model.py", 4, "TL101")]
+    assert "Plain.forward [fullgraph]: entry: passed to torch.compile(fullgraph=True)" in regions_output("model.py")
+
+
+def test_disabled_functions_in_other_files_stay_untraced(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/stats.py": """
+                import torch
+                @torch.compiler.disable
+                def log_stats(x):
+                    print(x)
+                    return helper_of_disabled(x)
+                def helper_of_disabled(x):
+                    print(x)
+                """,
+            "pkg/model.py": """
+                import torch
+                from torch import nn
+                from pkg.stats import log_stats
+                class Net(nn.Module):
+                    def forward(self, x):
+                        log_stats(x)
+                        return x
+                """,
+        },
+    )
+    assert check("pkg") == []
+    assert "log_stats [disabled]" in regions_output("pkg")
+
+
+def test_fullgraph_is_recorded_across_files(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ops.py": """
+                def only_fullgraph(x):
+                    return x
+                def shared(x):
+                    return x
+                """,
+            "pkg/model.py": """
+                import torch
+                from pkg.ops import only_fullgraph, shared
+
+                @torch.compile(fullgraph=True)
+                def strict(x):
+                    return shared(only_fullgraph(x))
+
+                @torch.compile
+                def lenient(x):
+                    return shared(x)
+                """,
+        },
+    )
+    shown = regions_output("pkg")
+    assert "only_fullgraph [fullgraph]: called from pkg.model.strict, reached from other file pkg/model.py" in shown
+    assert "  3: shared: called from pkg.model.strict, reached from other file pkg/model.py" in shown
+    assert "strict [fullgraph]: entry: @torch.compile(fullgraph=True)" in shown
+    assert "lenient: entry: @torch.compile" in shown
+
+
+def test_fullgraph_in_one_file() -> None:
+    summary = summarize(
+        cst.parse_module(
+            textwrap.dedent(
+                """
+                import torch
+                from torch import nn
+                class Net(nn.Module):
+                    def forward(self, x):
+                        return inner(x)
+                class Free(nn.Module):
+                    def forward(self, x):
+                        return x
+                def inner(x):
+                    return x
+                @torch.compile(fullgraph=True)
+                def decorated(x):
+                    return x
+                @torch._dynamo.optimize("eager", nopython=True)
+                def optimized(x):
+                    return x
+                model = Net()
+                model.compile(fullgraph=True)
+                loose = torch.compile(inner)
+                """
+            )
+        ),
+        "pkg.model",
+    )
+    regions = compiled_regions(summary)
+    fullgraph = {function.qualname for function in regions.fullgraph}
+    # `inner` is also compiled on its own without fullgraph; Free is only presumed compiled.
+    assert fullgraph == {"Net.forward", "decorated", "optimized"}
+
+
+def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/model.py": MODEL,
+            "pkg/utils.py": UTILS,
+            "pkg/setup.py": """
+                import torch
+                import torch._dynamo as dynamo
+                from torch._dynamo import config as dynamo_config
+
+                torch._dynamo.config.capture_scalar_outputs = True
+                dynamo.config.cache_size_limit = 64
+                dynamo_config.suppress_errors = False
+
+                def main():
+                    torch._dynamo.config.recompile_limit = -1
+                    torch._dynamo.config.backend_name = "eager"
+                    torch._dynamo.config.not_a_constant = compute()
+                    torch._dynamo.config.patch(capture_scalar_outputs=False)
+                """,
+        },
+    )
+    expected = {
+        "capture_scalar_outputs": True,
+        "cache_size_limit": 64,
+        "suppress_errors": False,
+        "recompile_limit": -1,
+        "backend_name": "eager",
+    }
+    setup = (project / "pkg/setup.py").read_text()
+    assert summarize(cst.parse_module(setup)).dynamo_config == expected
+
+    seen: dict[str, ProjectFacts | None] = {}
+    original = Checker.run
+
+    def spy(self, summary, regions, *args, project_facts=None, **kwargs):
+        seen[summary.module_name] = project_facts
+        return original(self, summary, regions, *args, project_facts=project_facts, **kwargs)
+
+    monkeypatch.setattr(Checker, "run", spy)
+    check("pkg", "--jobs", "1")
+    # Every file's final lint sees the whole project's config, and the file that another
+    # makes compiled sees which of its functions that is.
+    # (the empty __init__.py is never parsed: nothing in it can be compiled)
+    assert {name: facts.dynamo_config for name, facts in seen.items()} == dict.fromkeys(
+        ["pkg.model", "pkg.utils", "pkg.setup"], expected
+    )
+    assert seen["pkg.utils"].compiled_elsewhere == {
+        "helper": "called from pkg.model.Net.forward, reached from other file pkg/model.py"
+    }
+
+
+def test_show_regions_lists_each_file_with_reasons(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/model.py": """
+                import torch
+                from torch import nn
+                from .utils import helper
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        return self._inner(helper(x))
+                    def _inner(self, x):
+                        return x
+
+                @torch.compiler.disable
+                def skipped(x):
+                    return x
+                """,
+            "pkg/utils.py": UTILS,
+            "pyproject.toml": '[tool.torchlint]\nentry-points = ["pkg.utils.unused"]\n',
+        },
+    )
+    result = CliRunner().invoke(cli, ["check", "--show-regions", "pkg"])
+    assert result.exit_code == 0
+    assert result.stdout == textwrap.dedent(
+        """\
+        pkg/model.py
+          6: Net.forward: entry: forward of nn.Module subclass Net (subclass of torch.nn.Module)
+          8: Net._inner: called from pkg.model.Net.forward
+          12: skipped [disabled]: not traced: decorated with a Dynamo disable
+        pkg/utils.py
+          1: helper: called from pkg.model.Net.forward, reached from other file pkg/model.py
+          6: unused: entry: config entry-points (`pkg.utils.unused`)
+        """
+    )
+
+
+def test_circular_imports_end(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "from .a import ping\nfrom .b import pong\n",
+            "pkg/a.py": """
+                import torch
+                from .b import pong
+                from . import ping as self_alias
+                @torch.compile
+                def ping(x):
+                    print("ping")
+                    return pong(x)
+                """,
+            "pkg/b.py": """
+                from .a import ping
+                from pkg import pong as round_trip
+                def pong(x):
+                    print("pong")
+                    return ping(round_trip(x))
+                """,
+        },
+    )
+    assert check("pkg") == [("a.py", 6, "TL101"), ("b.py", 4, "TL101")]
+
+
+def test_the_same_findings_in_one_process_and_in_several(project: Path) -> None:
+    files = {"pkg/__init__.py": ""}
+    for number in range(40):
+        files[f"pkg/model_{number}.py"] = f"""
+            import torch
+            from torch import nn
+            from pkg.util_{(number + 1) % 40} import helper_{(number + 1) % 40}
+            class Net{number}(nn.Module):
+                def forward(self, x):
+                    return helper_{(number + 1) % 40}(x)
+            """
+        files[f"pkg/util_{number}.py"] = f"""
+            def helper_{number}(x):
+                print(x)
+                return x
+            """
+    write(project, files)
+    one = check("pkg", "--jobs", "1")
+    assert len(one) == 40 and all(code == "TL101" for _, _, code in one)
+    assert check("pkg", "--jobs", "2") == one
+    assert regions_output("pkg", "--jobs", "2") == regions_output("pkg", "--jobs", "1")
+
+
+def test_index_and_final_lint_agree(project: Path) -> None:
+    """What the index computes for a file is what the file's final lint treats as compiled."""
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                import torch
+                from torch import nn
+                class Base(nn.Module):
+                    def shared(self, x):
+                        return x
+                    def forward(self, x):
+                        return x
+                """,
+            "pkg/model.py": """
+                import torch
+                from pkg.base import Base
+                from pkg import base as B
+                class Local(Base):
+                    pass
+                class Net(Local):
+                    def forward(self, x):
+                        x = self.shared(x)
+                        return super().forward(B.Base.shared(self, x))
+                """,
+        },
+    )
+    resolver = ConfigResolver()
+    work = [(path, resolver.for_path(path)) for path in sorted((project / "pkg").glob("*.py"))]
+    with _Workers(1, len(work)) as workers:
+        run = _ProjectRun(work, workers, keep_sources=False)
+    for path, settings in work:
+        facts = run.facts(str(path))
+        from_index = {q for (where, q) in run.index.compiled if where == str(path)}
+        from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
+        assert from_lint == from_index, path.name
+    assert {q for (_, q) in run.index.compiled} == {"Net.forward", "Base.shared", "Base.forward"}
+
+
+def test_outlines_resolve_without_the_cli(tmp_path: Path) -> None:
+    settings = Settings(root=tmp_path)
+    texts = {
+        "pkg/model.py": textwrap.dedent(MODEL),
+        "pkg/utils.py": textwrap.dedent(UTILS),
+    }
+    outlines = []
+    for name, text in texts.items():
+        _, outline = analyze_text(text, str(tmp_path / name), settings, parse_always=True)
+        outlines.append(outline)
+    index = ProjectIndex(outlines)
+    facts = index.facts_for(str(tmp_path / "pkg/utils.py"))
+    assert facts is not None and set(facts.compiled_elsewhere) == {"helper"}
+    assert index.facts_for(str(tmp_path / "pkg/model.py")) is None

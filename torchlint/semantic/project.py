@@ -1,0 +1,313 @@
+"""The project index: compiled regions across the linted files, from their outlines.
+
+Each file is first linted on its own. The index then joins the outlines: an import names a
+function or class of another linted file, a base class lives in another file, a module is
+compiled in a script. It finds, for each file, the functions that are compiled only because
+of another file, and the engine lints just those files again with that knowledge
+(``ProjectFacts``). The work here is graph search over small records, no parsing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from torchlint.semantic.dynamo_config import merge
+from torchlint.semantic.outline import FileOutline, OutlineEntry, Target
+from torchlint.semantic.regions import (
+    COMPILED,
+    CONSTRUCT,
+    INSTANCE,
+    METHOD,
+    NAME,
+    SUPER,
+    Ref,
+    fullgraph_only,
+    reach,
+)
+
+# A function of the project: (path, qualified name).
+Node = tuple[str, str]
+# A class of the project: (path, qualified name).
+ClassKey = tuple[str, str]
+
+_MAX_ALIAS_DEPTH = 8  # re-exports of re-exports; cycles must end
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    """What the rest of the project tells the lint of one file."""
+
+    # qualified name of a function here -> why another file makes it compiled
+    compiled_elsewhere: dict[str, str] = field(default_factory=dict)
+    # the compiled functions here that only fullgraph=True sites reach; None until the
+    # index has run (the file's own view then decides)
+    fullgraph: frozenset[str] | None = None
+    # classes here that are nn.Modules through a base in another file -> why
+    module_classes: dict[str, str] = field(default_factory=dict)
+    # `torch._dynamo.config.<name> = <constant>` across all linted files
+    dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
+
+
+class ProjectIndex:
+    def __init__(
+        self,
+        outlines: Iterable[FileOutline],
+        display: Callable[[str], str] = str,
+        dynamo_config: dict[str, bool | int | str] | None = None,
+    ) -> None:
+        """``display`` names files in reasons; ``dynamo_config`` is the project's, when
+        already collected (else merged from the outlines)."""
+        self.files: dict[str, FileOutline] = {o.path: o for o in sorted(outlines, key=lambda o: o.path)}
+        self.display = display
+        self.modules: dict[str, str] = {}
+        suffixes: dict[str, str | None] = {}
+        for path, outline in self.files.items():
+            self.modules.setdefault(outline.module, path)
+            parts = outline.module.split(".")
+            # `src/pkg/layers.py` is imported as `pkg.layers`; a lone stdlib name is not ours.
+            for start in range(1, len(parts)):
+                suffix = ".".join(parts[start:])
+                if start == len(parts) - 1 and suffix in sys.stdlib_module_names:
+                    continue
+                suffixes[suffix] = path if suffix not in suffixes else None
+        self._suffixes = {name: path for name, path in suffixes.items() if path is not None}
+        if dynamo_config is None:
+            dynamo_config = merge(o.dynamo_config for o in self.files.values())
+        self.dynamo_config = dynamo_config
+        # files the text test skipped that compiled code leads into: parse them and rebuild
+        self.unparsed_needed: set[str] = set()
+        self._module_reasons: dict[ClassKey, str | None] = {}
+        self._edges: dict[Node, list[tuple[Node, str]]] = {}
+        self._facts: dict[str, ProjectFacts | None] = {}
+        self._solved = False
+
+    # Names ----------------------------------------------------------------------
+
+    def _module_path(self, name: str) -> str | None:
+        return self.modules.get(name) or self._suffixes.get(name)
+
+    def resolve(self, dotted: str, depth: int = 0) -> tuple[str, str, str] | None:
+        """What a dotted name is: ("function", path, qualname), ("class", path, qualname)
+        or ("method", path, "Class\\0attr")."""
+        if depth > _MAX_ALIAS_DEPTH:
+            return None
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self._module_path(".".join(parts[:cut]))
+            if path is not None:
+                return self._member(path, parts[cut:], depth)
+        return None
+
+    def _member(self, path: str, rest: list[str], depth: int) -> tuple[str, str, str] | None:
+        outline = self.files[path]
+        if not outline.parsed:
+            self.unparsed_needed.add(path)
+            return None
+        for cut in range(len(rest), 0, -1):
+            qualname = ".".join(rest[:cut])
+            if qualname in outline.classes:
+                remaining = rest[cut:]
+                if not remaining:
+                    return ("class", path, qualname)
+                if len(remaining) == 1:
+                    return ("method", path, f"{qualname}\0{remaining[0]}")
+                return None
+        if len(rest) == 1 and rest[0] in outline.functions:
+            return ("function", path, rest[0])
+        alias = outline.imports.get(rest[0])
+        if alias is not None:
+            return self.resolve(".".join([alias, *rest[1:]]), depth + 1)
+        return None
+
+    def _class(self, path: str, name: str, local: bool) -> ClassKey | None:
+        if local:
+            return (path, name) if name in self.files[path].classes else None
+        found = self.resolve(name)
+        return (found[1], found[2]) if found is not None and found[0] == "class" else None
+
+    # Classes --------------------------------------------------------------------
+
+    def _bases(self, key: ClassKey) -> list[ClassKey]:
+        path, qualname = key
+        found = []
+        for is_local, name in self.files[path].classes[qualname].bases:
+            base = self._class(path, name, is_local)
+            if base is not None and base != key:
+                found.append(base)
+        return found
+
+    def module_reason(self, key: ClassKey, _seen: frozenset = frozenset()) -> str | None:
+        """Why a class is an nn.Module, its bases in other files included."""
+        if key in self._module_reasons:
+            return self._module_reasons[key]
+        if key in _seen:
+            return None
+        path, qualname = key
+        reason = self.files[path].classes[qualname].module_reason
+        if reason is None:
+            for base in self._bases(key):
+                if self.module_reason(base, _seen | {key}) is not None:
+                    where = "" if base[0] == path else f" in {self.display(base[0])}"
+                    reason = f"subclass of {self._dotted(base)}, an nn.Module{where}"
+                    break
+        if not _seen:
+            self._module_reasons[key] = reason
+        return reason
+
+    def find_method(self, key: ClassKey, name: str, _seen: frozenset = frozenset()) -> Node | None:
+        if key in _seen:
+            return None
+        path, qualname = key
+        if name in self.files[path].classes[qualname].methods:
+            return (path, f"{qualname}.{name}")
+        for base in self._bases(key):
+            found = self.find_method(base, name, _seen | {key})
+            if found is not None:
+                return found
+        return None
+
+    def _instance_call(self, key: ClassKey) -> Node | None:
+        return self.find_method(key, "forward") or self.find_method(key, "__call__")
+
+    def _construct(self, key: ClassKey) -> Node | None:
+        return None if self.module_reason(key) is not None else self.find_method(key, "__init__")
+
+    # Calls ----------------------------------------------------------------------
+
+    def _ref(self, path: str, ref: Ref) -> Node | None:
+        if ref.kind in (NAME, COMPILED):
+            found = self.resolve(ref.name)
+            if found is None:
+                return None
+            kind, target_path, qualname = found
+            if kind == "function":
+                return (target_path, qualname)
+            if kind == "method":
+                cls, attr = qualname.split("\0")
+                return self.find_method((target_path, cls), attr)
+            key = (target_path, qualname)
+            return self._instance_call(key) if ref.kind == COMPILED else self._construct(key)
+        key = self._class(path, ref.name, ref.local)
+        if key is None:
+            return None
+        if ref.kind == METHOD:
+            return self.find_method(key, ref.attr)
+        if ref.kind == INSTANCE:
+            if ref.attr and self.find_method(key, ref.attr) is not None:
+                return None  # `x.compile()` where the class has a compile() of its own
+            return self._instance_call(key)
+        if ref.kind == CONSTRUCT:
+            return self._construct(key)
+        if ref.kind == SUPER:
+            for base in self._bases(key):
+                found = self.find_method(base, ref.attr)
+                if found is not None:
+                    return found
+        return None
+
+    def _target(self, path: str, target: Target) -> Node | None:
+        if isinstance(target, str):
+            return (path, target)
+        return self._ref(path, target)
+
+    def edges(self, node: Node) -> list[tuple[Node, str]]:
+        found = self._edges.get(node)
+        if found is None:
+            path, qualname = node
+            found = []
+            for target, how in self.files[path].functions.get(qualname, ()):
+                resolved = self._target(path, target)
+                if resolved is not None:
+                    found.append((resolved, how))
+            self._edges[node] = found
+        return found
+
+    def _local_edges(self, node: Node) -> list[tuple[Node, str]]:
+        path, qualname = node
+        return [((path, target), how) for target, how in self.files[path].functions.get(qualname, ()) if isinstance(target, str)]
+
+    # Entry points ---------------------------------------------------------------
+
+    def _entry(self, path: str, entry: OutlineEntry) -> tuple[Node, str] | None:
+        """An entry as the project sees it, or None (a presumed forward of a non-module)."""
+        reason = entry.reason
+        if entry.module_class is not None:
+            module_reason = self.module_reason((path, entry.module_class))
+            if module_reason is None:
+                return None
+            reason = reason or f"entry: forward of nn.Module subclass {entry.module_class} ({module_reason})"
+        node = self._target(path, entry.target)
+        return (node, reason) if node is not None else None
+
+    def _dotted(self, node: Node) -> str:
+        module = self.files[node[0]].module
+        return f"{module}.{node[1]}" if module else node[1]
+
+    # Solving --------------------------------------------------------------------
+
+    def solve(self) -> None:
+        """Compiled functions and fullgraph-only functions across the project."""
+        entries: list[tuple[Node, str, bool, bool]] = []
+        self._local_entries: dict[str, list[tuple[Node, str]]] = {}
+        for path, outline in self.files.items():
+            local = self._local_entries.setdefault(path, [])
+            for entry in outline.entries:
+                found = self._entry(path, entry)
+                if found is None:
+                    continue
+                entries.append((*found, entry.explicit, entry.fullgraph))
+                if isinstance(entry.target, str):
+                    local.append(found)
+        blocked = {(path, name) for path, outline in self.files.items() for name in outline.disabled}
+        self.blocked = blocked
+        self.compiled = reach(((node, reason) for node, reason, _, _ in entries), self.edges, blocked, self._reason)
+        self.fullgraph = fullgraph_only([(node, explicit, fg) for node, _, explicit, fg in entries], self.edges, blocked)
+        self._solved = True
+
+    def _reason(self, how: str, source: Node, target: Node) -> str:
+        reason = f"{how} {self._dotted(source)}"
+        if source[0] != target[0]:
+            reason += f", reached from other file {self.display(source[0])}"
+        return reason
+
+    def facts_for(self, path: str) -> ProjectFacts | None:
+        """What linting ``path`` again needs to know, or None when its own lint was right."""
+        if path not in self._facts:
+            self._facts[path] = self._find_facts(path)
+        return self._facts[path]
+
+    def _find_facts(self, path: str) -> ProjectFacts | None:
+        if not self._solved:
+            self.solve()
+        outline = self.files[path]
+        compiled = {qualname: reason for (where, qualname), reason in self.compiled.items() if where == path}
+        fullgraph = frozenset(qualname for where, qualname in self.fullgraph if where == path)
+        if not outline.parsed and not compiled:
+            return None
+        if outline.parsed and compiled.keys() == outline.compiled and fullgraph == outline.fullgraph:
+            return None
+        # What the file finds on its own once told which classes are modules; the rest is
+        # compiled because of other files.
+        found_here = reach(self._local_entries.get(path, ()), self._local_edges, self.blocked, lambda *_: "")
+        elsewhere = {qualname: reason for qualname, reason in compiled.items() if (path, qualname) not in found_here}
+        return ProjectFacts(
+            compiled_elsewhere=elsewhere,
+            fullgraph=fullgraph,
+            module_classes=self._module_classes(path),
+            dynamo_config=self.dynamo_config,
+        )
+
+    def _module_classes(self, path: str) -> dict[str, str]:
+        found = {}
+        for qualname, info in self.files[path].classes.items():
+            if info.module_reason is None:
+                reason = self.module_reason((path, qualname))
+                if reason is not None:
+                    found[qualname] = reason
+        return found
+
+    def plain_facts(self) -> ProjectFacts:
+        """For a file the rest of the project changes nothing in: the shared config only."""
+        return ProjectFacts(dynamo_config=self.dynamo_config)
