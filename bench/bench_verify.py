@@ -134,12 +134,13 @@ def where(item: dict, site: Path) -> str:
 def tally(data: dict, site: Path) -> dict[str, dict[str, dict]]:
     """library -> family ("all" for every family) -> figures, as verify counts them overall."""
     # Breaks and findings are counted once, however many targets ran the line.
-    breaks: dict[tuple, bool] = {}
+    # break -> the codes of the findings that matched it (empty: a miss)
+    breaks: dict[tuple, list[str]] = {}
     matched: set[tuple] = set()
     for target in data["targets"]:
         for brk in target["breaks"]:
             key = (brk["file"], brk["line"], brk["gb_type"])
-            breaks[key] = breaks.get(key, False) or bool(brk["matched_by"])
+            breaks[key] = breaks.get(key) or list(brk["matched_by"])
         for finding in target["findings"]:
             if finding["matched"]:
                 matched.add((finding["file"], finding["line"], finding["code"], finding["message"]))
@@ -153,8 +154,11 @@ def tally(data: dict, site: Path) -> dict[str, dict[str, dict]]:
             counts[library]["all"][what] += 1
             counts[library][family][what] += 1
 
-    for (file, _, gb_type), covered in breaks.items():
-        add(file, family_of(rule_for_gb_type(gb_type)), "covered" if covered else "misses")
+    for (file, _, gb_type), codes in breaks.items():
+        if codes:
+            add(file, family_of(codes[0]), "covered")
+        else:
+            add(file, family_of(rule_for_gb_type(gb_type)), "misses")
     for file, _, code, _ in matched:
         add(file, family_of(code), "matched")
     for finding in data["false_positives"]:

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.cst_walk import walk
+from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator, always_exits
+from torchlint.semantic.kinds import FileKinds, Kind, KindEnv
 from torchlint.semantic.regions import Regions
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
@@ -27,13 +29,48 @@ class Finding:
 class LintContext:
     """What a rule's detector can ask about the code around a node."""
 
-    def __init__(self, summary: FileSummary, regions: Regions, guards: GuardEvaluator) -> None:
+    def __init__(
+        self,
+        summary: FileSummary,
+        regions: Regions,
+        guards: GuardEvaluator,
+        profile: CompileProfile,
+        project_facts=None,
+    ) -> None:
         self.summary = summary
         self.regions = regions
         self.guards = guards
+        self.profile = profile
+        self.project_facts = project_facts
         self.function: FunctionInfo | None = None
         self.statement: cst.CSTNode | None = None
         self.findings: list[Finding] = []
+        # Nodes a rule has already dealt with (a condition's parts, an assignment's target).
+        self.handled: set[int] = set()
+        self.file_kinds = FileKinds(summary)
+        # The kinds of the current function's names, as far as the walk has come.
+        self.kinds: KindEnv | None = None
+
+    def kind_of(self, node: cst.BaseExpression) -> Kind:
+        return self.kinds.kind_of(node) if self.kinds is not None else Kind.UNKNOWN
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind_of(node) is Kind.TENSOR
+
+    @property
+    def in_fullgraph(self) -> bool:
+        """Every compile site that reaches this function says `fullgraph=True`."""
+        return self.function is not None and self.function in getattr(self.regions, "fullgraph", ())
+
+    @property
+    def scalars_captured(self) -> bool:
+        """`.item()`-style reads become graph values instead of breaks."""
+        return self.profile.capture_scalar_outputs or self.in_fullgraph
+
+    @property
+    def dynamic_shapes_captured(self) -> bool:
+        """Ops with data-dependent output shapes stay in the graph."""
+        return self.profile.capture_dynamic_output_shape_ops or self.in_fullgraph
 
     @property
     def scope(self) -> Scope:
@@ -83,6 +120,9 @@ class Checker:
     def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
         self.guards = guards
         self.dispatch: dict[type, list[Handler]] = {}
+        rules = list(rules)
+        # Value kinds cost a pass per function: only worked out when a rule asks for them.
+        self.uses_kinds = any(rule.uses_kinds for rule in rules)
         for rule in rules:
             instance = rule()
             for attribute in dir(rule):
@@ -90,13 +130,21 @@ class Checker:
                     node_type = getattr(cst, attribute[len("visit_"):])
                     self.dispatch.setdefault(node_type, []).append(getattr(instance, attribute))
 
-    def run(self, summary: FileSummary, regions: Regions) -> list[Finding]:
-        ctx = LintContext(summary, regions, self.guards)
+    def run(
+        self,
+        summary: FileSummary,
+        regions: Regions,
+        profile: CompileProfile | None = None,
+        *,
+        project_facts=None,
+    ) -> list[Finding]:
+        ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
         if not self.dispatch:
             return ctx.findings
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function
+                ctx.kinds = ctx.file_kinds.env(function) if self.uses_kinds else None
                 self._suite(function.node.body, ctx)
         return ctx.findings
 
@@ -118,6 +166,8 @@ class Checker:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 self._expression(small, ctx)
+            if ctx.kinds is not None:
+                ctx.kinds.after_statement(statement)
             return True
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return True  # nested functions are checked on their own, when compiled
@@ -128,6 +178,8 @@ class Checker:
         elif isinstance(statement, cst.For):
             self._expression(statement.target, ctx)
             self._expression(statement.iter, ctx)
+            if ctx.kinds is not None:
+                ctx.kinds.enter_for(statement)
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expression(item.item, ctx)

@@ -16,11 +16,15 @@ from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location
 from torchlint.positions import locate
+from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
 from torchlint.selection import enabled_codes
 from torchlint.semantic.guards import GuardEvaluator
-from torchlint.semantic.regions import compiled_regions
+from torchlint.semantic.dynamo_config import mentions_dynamo
+from torchlint.semantic.outline import FileOutline, outline_of, package_of, unparsed_outline
+from torchlint.semantic.project import ProjectFacts
+from torchlint.semantic.regions import FileGraph, RegionLine, compiled_regions
 from torchlint.semantic.summary import summarize
 from torchlint.suppression import apply_suppressions, find_directives
 
@@ -132,21 +136,99 @@ def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: s
     return diagnostics
 
 
-def lint_text(text: str, path: str, settings: Settings) -> list[Diagnostic]:
+def lint_text(
+    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None
+) -> list[Diagnostic]:
+    """The findings in one file; ``project`` is what the other linted files tell about it."""
+    return _lint(text, path, settings, project)[0]
+
+
+def analyze_text(
+    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None, parse_always: bool = False
+) -> tuple[list[Diagnostic], FileOutline]:
+    """``lint_text`` for a file of a project, with the outline the project index reads."""
+    diagnostics, outline = _lint(text, path, settings, project, want_outline=True, parse_always=parse_always)
+    if outline is None:
+        outline = unparsed_outline(path, module_name(path, settings), _is_package(path))
+    return diagnostics, outline
+
+
+def _is_package(path: str) -> bool:
+    return PurePath(path).stem == "__init__"
+
+
+def _must_parse(text: str, settings: Settings, project: ProjectFacts | None) -> bool:
+    # Another file may call into one that never mentions torch.
+    return bool(project is not None and project.compiled_elsewhere) or _may_hold_compiled_code(text, settings)
+
+
+def _lint(
+    text: str,
+    path: str,
+    settings: Settings,
+    project: ProjectFacts | None,
+    want_outline: bool = False,
+    parse_always: bool = False,
+) -> tuple[list[Diagnostic], FileOutline | None]:
     enabled = codes_for_file(path, settings)
     diagnostics: list[Diagnostic] = []
-    if enabled and _may_hold_compiled_code(text, settings):
+    outline = None
+    if (enabled or want_outline) and (parse_always or _must_parse(text, settings, project)):
+        name = module_name(path, settings)
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as error:
             module = None
+            outline = FileOutline(path, name, package_of(name, _is_package(path)))
             if SyntaxErrorRule.code in enabled:
                 diagnostics.append(_syntax_error(error, text, path))
         if module is not None:
-            summary = summarize(module, module_name(path, settings))
-            regions = compiled_regions(summary, settings.entry_points)
-            findings = _checker(enabled, settings.guard_functions).run(summary, regions)
+            summary = summarize(module, name)
+            graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
+            regions = compiled_regions(summary, settings.entry_points, project, graph=graph)
+            if want_outline:
+                outline = outline_of(summary, graph, regions, path, _is_package(path))
+            if project is not None:
+                summary.dynamo_config = dict(project.dynamo_config)
+            profile = compile_profile(settings, getattr(summary, "dynamo_config", None))
+            findings = _checker(enabled, settings.guard_functions).run(summary, regions, profile, project_facts=project)
             diagnostics = _diagnostics(findings, module, text, path)
     diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
     diagnostics.sort(key=Diagnostic.sort_key)
-    return diagnostics
+    return diagnostics, outline
+
+
+def describe_regions(
+    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None
+) -> list[RegionLine]:
+    """What `--show-regions` prints for one file: its compiled and disabled functions."""
+    if not _must_parse(text, settings, project):
+        return []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return []
+    summary = summarize(module, module_name(path, settings))
+    regions = compiled_regions(summary, settings.entry_points, project)
+    shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]
+    spans = locate(module, [function.node.name for function in shown], text)
+    rows = []
+    for function in shown:
+        row = spans[id(function.node.name)][0].row
+        if function in regions.disabled:
+            rows.append(RegionLine(row, function.qualname, "disabled", "not traced: decorated with a Dynamo disable"))
+        else:
+            status = "fullgraph" if function in regions.fullgraph else "compiled"
+            rows.append(RegionLine(row, function.qualname, status, regions.compiled[function]))
+    rows.sort(key=lambda line: (line.row, line.qualname))
+    return rows
+
+
+def dynamo_config_of(text: str) -> dict[str, bool | int | str]:
+    """The `torch._dynamo.config` assignments of one file (a cheap text test first)."""
+    if not mentions_dynamo(text):
+        return {}
+    try:
+        return summarize(cst.parse_module(text)).dynamo_config
+    except cst.ParserSyntaxError:
+        return {}

@@ -38,6 +38,8 @@ class Rule:
     gb_types: ClassVar[tuple[str, ...]] = ()
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
+    # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.
+    uses_kinds: ClassVar[bool] = False
 
     @classmethod
     def family(cls) -> str:

@@ -8,11 +8,13 @@ are left out: nothing can say whether they break. Fixture files carry a third vi
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from torchlint.diagnostic import Diagnostic
@@ -31,6 +33,77 @@ def rule_for_gb_type(gb_type: str) -> str | None:
 
 def family_of(code: str | None) -> str:
     return code[:3] if code else "none"
+
+
+def _ran(diagnostic: Diagnostic, rows: set[int], spans: dict[int, list[tuple[int, int, int]]] | None) -> bool:
+    """Whether code inside the finding ran: an instruction whose source span lies within it.
+
+    Without instruction spans, any line of the finding's statement counts.
+    """
+    if spans is None:
+        return any(row in rows for row in _rows(diagnostic))
+    start = (diagnostic.location.row, diagnostic.location.column - 1)
+    end = (diagnostic.end_location.row, diagnostic.end_location.column - 1)
+    for row in range(start[0], end[0] + 1):
+        for column, end_row, end_column in spans.get(row, ()):
+            if (row, column) >= start and (end_row, end_column) <= end:
+                return True
+    return False
+
+
+def _spans_by_row(response: dict) -> dict[str, dict[int, list[tuple[int, int, int]]]] | None:
+    raw = response.get("executed_spans")
+    if raw is None:
+        return None
+    indexed: dict[str, dict[int, list[tuple[int, int, int]]]] = {}
+    for path, spans in raw.items():
+        rows = indexed.setdefault(path, {})
+        for line, column, end_line, end_column in spans:
+            rows.setdefault(line, []).append((column, end_line, end_column))
+    return indexed
+
+
+@lru_cache(maxsize=256)
+def _function_spans(path: str) -> tuple[tuple[int, int], ...]:
+    """(first, last) line of every function in a file, innermost last when nested."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return tuple(sorted(spans))
+
+
+def _innermost_function(path: str, row: int) -> tuple[int, int] | None:
+    containing = [span for span in _function_spans(path) if span[0] <= row <= span[1]]
+    return max(containing, default=None)
+
+
+def _unobserved(diagnostic: Diagnostic, skipped: list[dict]) -> bool:
+    """After a break that made Dynamo skip its frame, the rest of that function ran eagerly.
+
+    Dynamo never looked at those lines, so a finding there can be neither confirmed nor
+    refuted by this run.
+    """
+    for brk in skipped:
+        if brk["file"] != diagnostic.path or diagnostic.location.row <= brk["line"]:
+            continue
+        function = _innermost_function(brk["file"], brk["line"])
+        if function is not None and function == _innermost_function(diagnostic.path, diagnostic.location.row):
+            return True
+    return False
+
+
+def _matches(diagnostic: Diagnostic, brk: dict) -> bool:
+    return brk["file"] == diagnostic.path and brk["line"] in _rows(diagnostic)
+
+
+def _matches_a_break(diagnostic: Diagnostic, breaks: list[dict]) -> bool:
+    return any(_matches(diagnostic, brk) for brk in breaks)
 
 
 def _rows(diagnostic: Diagnostic) -> range:
@@ -104,22 +177,26 @@ def compare(
             ran.setdefault(path, set()).update(lines)
         breaks = response.get("breaks", [])
         files = set(executed) | {b["file"] for b in breaks if b["file"]}
+        spans = _spans_by_row(response)
         findings = [
             d
             for path in sorted(files)
             for d in lint(path)
-            if any(row in executed.get(path, ()) for row in _rows(d))
+            if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path, {}))
         ]
+        skipped = [b for b in breaks if b.get("frame_skipped") and b["file"]]
+        if skipped:
+            findings = [d for d in findings if _matches_a_break(d, breaks) or not _unobserved(d, skipped)]
         for brk in breaks:
             if brk["file"]:
                 broke.setdefault(brk["file"], set()).add(brk["line"])
-            codes = [d.code for d in findings if d.path == brk["file"] and brk["line"] in _rows(d)]
+            codes = [d.code for d in findings if _matches(d, brk)]
             target.breaks.append((brk, codes))
             all_breaks.setdefault(_break_key(brk), brk)
             if codes:
-                covered[_break_key(brk)] = brk
+                covered[_break_key(brk)] = {**brk, "matched_by": codes}
         for finding in findings:
-            hit = any(b["file"] == finding.path and b["line"] in _rows(finding) for b in breaks)
+            hit = _matches_a_break(finding, breaks)
             target.findings.append((finding, hit))
             executed_findings[_finding_key(finding)] = finding
             if hit:

@@ -43,7 +43,8 @@ def _families(comparison: Comparison) -> dict:
     for finding in comparison.false_positives:
         counts.setdefault(family_of(finding.code), Counter())["false_positives"] += 1
     for brk in comparison.covered_breaks:
-        counts.setdefault(family_of(rule_for_gb_type(brk["gb_type"])), Counter())["covered"] += 1
+        # A covered break belongs to the family of the finding that matched it.
+        counts.setdefault(family_of(brk["matched_by"][0]), Counter())["covered"] += 1
     for brk in comparison.misses:
         counts.setdefault(family_of(rule_for_gb_type(brk["gb_type"])), Counter())["misses"] += 1
     return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -105,11 +105,17 @@ def verify(
     order = {job.key: index for index, job in enumerate(jobs)}
     results.sort(key=lambda item: order.get(item[0], -1))
 
+    # What verify compiles is compiled code for the static side too (`model.generate`,
+    # a scheduler's `step`): the targets' functions join the configured entry points.
+    compiled = tuple(sorted({r.get("compiled") for _, r in results if r.get("compiled")}))
+
     @lru_cache(maxsize=None)
     def lint(path: str) -> list[Diagnostic]:
         if not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
             return []
-        return check_file(Path(path), resolver.for_path(Path(path))).diagnostics
+        settings = resolver.for_path(Path(path))
+        settings = replace(settings, entry_points=settings.entry_points + compiled)
+        return check_file(Path(path), settings).diagnostics
 
     unique = dict.fromkeys(f.path for f in files)
     annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]

@@ -65,15 +65,24 @@ def _to_device(fn, args, kwargs, device: str):
     return fn, tree_map(move, args), tree_map(move, kwargs)
 
 
-def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]]]:
-    """Run eagerly once, recording the lines run in user code (not stdlib, not torch)."""
+def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]], dict[str, list[list[int]]]]:
+    """Run eagerly once, recording what ran in user code (not stdlib, not torch).
+
+    Lines, and the source spans of the instructions that ran: a line can run while a
+    part of it does not (`a is not None and a.any()` with `a` None).
+    """
+    import torch
+
     from torchlint.verify.breaks import is_user_file
 
     executed: dict[str, set[int]] = {}
+    offsets: dict[Any, set[int]] = {}
     user: dict[str, bool] = {}
 
     def local(frame, event, arg):
-        if event == "line":
+        if event == "opcode":
+            offsets[frame.f_code].add(frame.f_lasti)
+        elif event == "line":
             executed[frame.f_code.co_filename].add(frame.f_lineno)
         return local
 
@@ -84,9 +93,9 @@ def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]]]:
         if not user[filename]:
             return None
         executed.setdefault(filename, set()).add(frame.f_lineno)
+        offsets.setdefault(frame.f_code, set())
+        frame.f_trace_opcodes = True
         return local
-
-    import torch
 
     # Compiled functions run as plain Python here, so their lines are seen.
     with torch.compiler.set_stance("force_eager"):
@@ -95,7 +104,16 @@ def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]]]:
             output = fn(*args, **kwargs)
         finally:
             sys.settrace(None)
-    return output, {os.path.realpath(f): sorted(lines) for f, lines in executed.items()}
+    spans: dict[str, set[tuple[int, int, int, int]]] = {}
+    for code, code_offsets in offsets.items():
+        positions = list(code.co_positions())
+        found = spans.setdefault(os.path.realpath(code.co_filename), set())
+        for offset in code_offsets:
+            line, end_line, column, end_column = positions[offset // 2]
+            if None not in (line, end_line, column, end_column):
+                found.add((line, column, end_line, end_column))
+    lines = {os.path.realpath(f): sorted(rows) for f, rows in executed.items()}
+    return output, lines, {f: sorted(map(list, s)) for f, s in spans.items()}
 
 
 def _outputs_match(expected, actual) -> bool:
@@ -153,6 +171,26 @@ def _compile_profile(profile: dict | None) -> Iterator[None]:
         yield
 
 
+def _compiled_function(fn) -> str | None:
+    """`Class.method` of the Python function torch.compile traces first for ``fn``.
+
+    The qualified name without the module: entry points match by suffix, and a file
+    outside any project has no reliable module name.
+    """
+    import torch
+
+    from torchlint.verify.breaks import _original
+
+    fn = _original(fn)
+    if isinstance(fn, torch.nn.Module):
+        fn = type(fn).forward
+    fn = getattr(fn, "__func__", fn)
+    qualname = getattr(fn, "__qualname__", None)
+    if not qualname or "<locals>" in qualname:
+        return None
+    return qualname
+
+
 def run_target(request: dict) -> dict:
     import torch
 
@@ -163,7 +201,7 @@ def run_target(request: dict) -> dict:
     backend, mode = request["backend"], request.get("mode")
     # The same seed before each run, so random ops give comparable outputs.
     torch.manual_seed(0)
-    expected, executed = _executed_lines(fn, args, kwargs)
+    expected, executed, spans = _executed_lines(fn, args, kwargs)
     with _compile_profile(request.get("profile")):
         torch.manual_seed(0)
         breaks, output = compile_and_collect(fn, args, kwargs, backend=backend, mode=mode)
@@ -175,6 +213,8 @@ def run_target(request: dict) -> dict:
         "fullgraph": {"ok": ok, "error": why},
         "outputs_match": _outputs_match(expected, output),
         "executed": executed,
+        "executed_spans": spans,
+        "compiled": _compiled_function(fn),
     }
 
 

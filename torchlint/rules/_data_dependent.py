@@ -1,0 +1,49 @@
+"""What the data-dependent rules share: where a tensor's truth value is asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+
+FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
+
+
+def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExpression]:
+    """The tensor-valued parts of a condition whose truth value Python needs.
+
+    `if a and t.any():` asks for the truth of `a` and of `t.any()`; `not t` for `t`.
+    """
+    if isinstance(condition, cst.BooleanOperation):
+        yield from truthiness_sites(condition.left, ctx)
+        yield from truthiness_sites(condition.right, ctx)
+    elif isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
+        yield from truthiness_sites(condition.expression, ctx)
+    elif ctx.is_tensor(condition):
+        yield condition
+
+
+def mark_condition(condition: cst.BaseExpression, ctx) -> None:
+    """Boolean operators inside a condition are reported with the condition, not again."""
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+            ctx.handled.add(id(node))
+        return None
+
+    walk(condition, visit)
+
+
+def raises_only(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []
+        if any(isinstance(small, cst.Raise) for small in smalls):
+            return True
+    return False
+
+
+def with_fullgraph_note(message: str, ctx) -> str:
+    return message + FULLGRAPH_NOTE if ctx.in_fullgraph else message

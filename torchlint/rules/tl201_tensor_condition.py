@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites, with_fullgraph_note
+from torchlint.rules.base import Rule
+
+_WHERE = (
+    "compute both sides and pick with `torch.where(cond, a, b)`, or use "
+    "`torch.cond(cond, true_fn, false_fn, (x,))` when both branches are pure functions "
+    "that return tensors of the same structure"
+)
+_ASSERT = "check on the device instead: `torch._assert_async(~cond, \"message\")`"
+_WHILE = "use `torch.while_loop(cond_fn, body_fn, (x,))`, or a fixed number of steps with a mask"
+_LOGICAL = "keep it a tensor: `a & b`, `a | b`, `~a` (or `torch.logical_and/or/not`)"
+
+
+class TensorCondition(Rule):
+    code = "TL201"
+    name = "tensor-condition"
+    message = "branching on a tensor's value breaks the graph (Dynamo cannot know which way it goes)"
+    suggestion = _WHERE
+    gb_ids = ("GB0170",)
+    gb_types = ("Data-dependent branching",)
+    uses_kinds = True
+
+    def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx) -> None:
+        mark_condition(condition, ctx)
+        for site in truthiness_sites(condition, ctx):
+            message = f"{what} on a tensor value breaks the graph (Dynamo cannot know which way it goes)"
+            ctx.report(type(self), site, with_fullgraph_note(message, ctx), suggestion)
+
+    def visit_If(self, node: cst.If, ctx) -> None:
+        self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._report(node.test, "`while`", _WHILE, ctx)
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx)
+
+    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        # A plain `assert` on a tensor traces; TL204 handles one with a formatted message.
+        mark_condition(node.test, ctx)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        if id(node) in ctx.handled:
+            return
+        mark_condition(node, ctx)
+        # `a and b` asks for the truth of `a`; `b` is only handed back.
+        for site in truthiness_sites(node.left, ctx):
+            message = "`and`/`or` on a tensor value breaks the graph (Python asks for its truth value)"
+            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+        if id(node) in ctx.handled or not isinstance(node.operator, cst.Not):
+            return
+        mark_condition(node, ctx)
+        for site in truthiness_sites(node.expression, ctx):
+            message = "`not` on a tensor value breaks the graph (Python asks for its truth value)"
+            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import with_fullgraph_note
+from torchlint.rules.base import Rule
+
+
+class MathOnTensor(Rule):
+    code = "TL203"
+    name = "math-on-tensor"
+    message = "a `math` function on a tensor turns it into a Python number, which breaks the graph"
+    suggestion = "use the torch function on the tensor: `torch.isnan(t)`, `torch.sqrt(t)`, `torch.floor(t)`"
+    # `math.isnan(t)` of a 0-d tensor is a data-dependent operator; of `t.item()`, an item call.
+    gb_ids = ("GB0033", "GB0124")
+    gb_types = ("Data dependent operator", "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.qualified_name(node.func)
+        if name is None or not name.startswith("math."):
+            return
+        # Not silenced by `capture_scalar_outputs`: the `math` call still needs the value.
+        if any(ctx.is_tensor(arg.value) for arg in node.args):
+            message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
+            ctx.report(type(self), node, with_fullgraph_note(message, ctx))

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import truthiness_sites, with_fullgraph_note
+from torchlint.rules.base import Rule
+
+
+def _constant_message(message: cst.BaseExpression) -> bool:
+    """A message Python compiles to a constant: Dynamo then keeps the assert in the graph."""
+    if isinstance(message, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(message, cst.FormattedString):
+        # `f"text"` with no `{...}` is a constant; `f"{x}"` is built at run time.
+        return not any(isinstance(part, cst.FormattedStringExpression) for part in message.parts)
+    if isinstance(message, cst.ConcatenatedString):
+        return _constant_message(message.left) and _constant_message(message.right)
+    return False
+
+
+class AssertTensorWithMessage(Rule):
+    code = "TL204"
+    name = "assert-tensor-with-message"
+    message = (
+        "`assert` on a tensor with a formatted message breaks the graph "
+        "(a plain `assert` or a constant message traces)"
+    )
+    suggestion = "check on the device: `torch._assert_async(cond, \"message\")`, or give the assert a constant message"
+    gb_ids = ("GB0170",)
+    gb_types = ("Data-dependent branching",)
+    uses_kinds = True
+
+    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        if node.msg is None or _constant_message(node.msg):
+            return
+        for site in truthiness_sites(node.test, ctx):
+            ctx.report(type(self), site, with_fullgraph_note(self.message, ctx))
+            return

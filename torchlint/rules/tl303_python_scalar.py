@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules.base import Rule
+
+_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
+
+
+class PythonScalarOfTensor(Rule):
+    code = "TL303"
+    name = "python-scalar-of-tensor"
+    message = "converting a tensor to a Python number reads its value, which breaks the graph"
+    suggestion = "keep it a tensor (`y * t.argmax()` rather than `y * int(t.argmax())`), or set `capture_scalar_outputs`"
+    gb_ids = ("GB0124",)
+    gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.scalars_captured or len(node.args) != 1:
+            return
+        name = ctx.qualified_name(node.func)
+        if name in _CONVERSIONS and ctx.is_tensor(node.args[0].value):
+            short = name.split(".")[-1]
+            message = f"`{short}()` of a tensor reads its value into Python, which breaks the graph"
+            ctx.report(type(self), node, message)

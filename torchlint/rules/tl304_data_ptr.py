@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._tensor_methods import tensor_method
+from torchlint.rules.base import Rule
+
+_DATA_PTR = frozenset({"data_ptr"})
+
+
+class DataPtrUse(Rule):
+    code = "TL304"
+    name = "data-ptr-use"
+    message = "using `.data_ptr()` in compiled code breaks the graph (Dynamo has no real address to give)"
+    suggestion = "compare storage outside the compiled function and pass the result in as a Python bool"
+    gb_ids = ("GB5976", "GB0088")
+    gb_types = ("Data pointer comparison", "Observed exception")
+    uses_kinds = True
+
+    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+        self._operands(node, [node.left, *(c.comparator for c in node.comparisons)], ctx)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        self._operands(node, [node.left, node.right], ctx)
+
+    def _operands(self, node: cst.CSTNode, operands: list[cst.BaseExpression], ctx) -> None:
+        # An unused `t.data_ptr()` traces; computing with the address does not.
+        if id(node) in ctx.handled:
+            return
+        for operand in operands:
+            if isinstance(operand, cst.Call) and tensor_method(operand, _DATA_PTR, ctx):
+                ctx.handled.add(id(node))
+                ctx.report(type(self), node)
+                return

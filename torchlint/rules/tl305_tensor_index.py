@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._tensor_methods import positional, tensor_method, torch_function
+from torchlint.rules.base import Rule
+from torchlint.semantic.kinds import Kind
+
+# Functions and methods whose positional arguments are sizes, which Python must know.
+_SIZE_FUNCTIONS = frozenset({"arange", "zeros", "ones", "empty", "rand", "randn", "randint", "full"})
+_SIZE_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "narrow"})
+
+
+def _python_container(node: cst.BaseExpression, ctx) -> bool:
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return True
+    value = ctx.assigned_value(node)
+    return isinstance(value, (cst.List, cst.Tuple, cst.ListComp))
+
+
+class TensorAsPythonIndex(Rule):
+    code = "TL305"
+    name = "tensor-as-python-index"
+    message = (
+        "a tensor used where Python needs an int (a slice bound, a list or ModuleList index, `range()`) "
+        "breaks the graph"
+    )
+    suggestion = (
+        "pass the bound in as a Python int, mask instead of slicing (`torch.arange(len) < n`), or index a "
+        "tensor (`torch.tensor(values)[i]`) rather than a list"
+    )
+    # `range(t)` fails as a builtin call (GB0059).
+    gb_ids = ("GB0124", "GB0033", "GB0059")
+    gb_types = (
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        "Data dependent operator",
+        "Failed to trace builtin operator",
+    )
+    uses_kinds = True
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        container_is_list = None
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                # A captured scalar is a fine slice bound; a list index still needs a real int.
+                if ctx.scalars_captured:
+                    continue
+                bounds = [b for b in (index.lower, index.upper, index.step) if b is not None]
+                if any(ctx.is_tensor(bound) for bound in bounds):
+                    ctx.report(type(self), node)
+                    return
+            elif isinstance(index, cst.Index) and ctx.is_tensor(index.value):
+                if container_is_list is None:
+                    # Lists, tuples and `nn.ModuleList`s need a Python int; tensors take tensor indices.
+                    container_is_list = ctx.kind_of(node.value) in (Kind.PYTHON, Kind.MODULE) or _python_container(
+                        node.value, ctx
+                    )
+                if container_is_list:
+                    ctx.report(type(self), node)
+                    return
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualified_name(node.func) == "builtins.range":
+            # `range()` of a tensor breaks even with captured scalars.
+            sizes = positional(node)
+        elif ctx.scalars_captured:
+            return  # captured scalars are fine sizes
+        elif torch_function(node, _SIZE_FUNCTIONS, ctx):
+            # `torch.full(size, fill_value)`: only the size is a size.
+            sizes = positional(node)[:1] if ctx.qualified_name(node.func) == "torch.full" else positional(node)
+        elif tensor_method(node, _SIZE_METHODS, ctx) and ctx.is_tensor(node.func.value):
+            sizes = positional(node)
+        else:
+            return
+        if any(ctx.is_tensor(arg.value) for arg in sizes):
+            ctx.report(type(self), node)

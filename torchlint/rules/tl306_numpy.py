@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._tensor_methods import tensor_method
+from torchlint.rules.base import Rule
+
+_NUMPY = frozenset({"numpy"})
+
+
+class NumpyWithoutTracing(Rule):
+    code = "TL306"
+    name = "tensor-numpy-untraced"
+    message = "`.numpy()` with `trace_numpy=False` breaks the graph, and so does the NumPy code that uses the array"
+    suggestion = "stay in torch inside the compiled function, or keep `torch._dynamo.config.trace_numpy = True` (the default)"
+    gb_ids = ("GB0105",)
+    gb_types = ("Tensor.numpy() with trace_numpy=False",)
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        # With torch's default `trace_numpy=True` Dynamo traces NumPy code: no break.
+        if not ctx.profile.trace_numpy and tensor_method(node, _NUMPY, ctx):
+            ctx.report(type(self), node)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._dynamic_shapes import CAPTURE_HINT
+from torchlint.rules.base import Rule
+
+
+class WhereOneArgument(Rule):
+    code = "TL402"
+    name = "where-one-argument"
+    message = "`torch.where(cond)` with one argument is `nonzero`: its output size depends on the data"
+    suggestion = f"use the three-argument form `torch.where(cond, x, y)` or a mask, {CAPTURE_HINT}"
+    gb_ids = ("GB0036",)
+    gb_types = ("Dynamic shape operator",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.dynamic_shapes_captured or len(node.args) != 1 or node.args[0].star:
+            return
+        if ctx.qualified_name(node.func) == "torch.where":
+            ctx.report(type(self), node)

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._dynamic_shapes import CAPTURE_HINT
+from torchlint.rules.base import Rule
+from torchlint.semantic.kinds import Kind
+
+
+class BooleanMaskIndex(Rule):
+    code = "TL403"
+    name = "boolean-mask-index"
+    message = "reading `x[mask]` with a boolean tensor gives a data-dependent size, which breaks the graph"
+    suggestion = f"keep the shape: `torch.where(mask, x, 0)` (writing `x[mask] = v` is fine), {CAPTURE_HINT}"
+    gb_ids = ("GB0036",)
+    gb_types = ("Dynamic shape operator",)
+    uses_kinds = True
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            ctx.handled.add(id(target.target))  # a masked write keeps the shape
+        # `x[mask] += v` is not exempt: it reads `x[mask]` before writing it back.
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        if ctx.dynamic_shapes_captured or id(node) in ctx.handled:
+            return
+        # A mask index is evidence enough that the value is a tensor, unless it is known not to be.
+        if ctx.kind_of(node.value) in (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE):
+            return
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index) and ctx.kinds.is_mask(element.slice.value):
+                ctx.report(type(self), node)
+                return

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
+from torchlint.rules.base import Rule
+
+_OPS = frozenset({"masked_select"})
+
+
+class MaskedSelect(Rule):
+    code = "TL405"
+    name = "masked-select"
+    message = "`masked_select()` has an output size that depends on the data, which breaks the graph"
+    suggestion = f"keep the shape: `torch.where(mask, x, 0)` or `(x * mask).sum()`, {CAPTURE_HINT}"
+    gb_ids = ("GB0036",)
+    gb_types = ("Dynamic shape operator",)
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if calls_op(node, _OPS, ctx):
+            ctx.report(type(self), node)

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
+from torchlint.rules._tensor_methods import keyword, positional
+from torchlint.rules.base import Rule
+
+_OPS = frozenset({"repeat_interleave"})
+
+
+class RepeatInterleaveWithoutOutputSize(Rule):
+    code = "TL406"
+    name = "repeat-interleave-without-output-size"
+    message = "`repeat_interleave()` with tensor repeats and no `output_size` has a data-dependent size, which breaks the graph"
+    suggestion = f"pass `output_size=` (the known total), {CAPTURE_HINT}"
+    gb_ids = ("GB0036",)
+    gb_types = ("Dynamic shape operator",)
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if keyword(node, "output_size") is not None or not calls_op(node, _OPS, ctx):
+            return
+        args = positional(node)
+        is_method = ctx.qualified_name(node.func) is None
+        # torch.repeat_interleave(x, repeats) / x.repeat_interleave(repeats) / torch.repeat_interleave(repeats)
+        repeats = keyword(node, "repeats")
+        if repeats is not None:
+            value = repeats.value
+        elif is_method:
+            value = args[0].value if args else None
+        else:
+            value = args[1].value if len(args) > 1 else (args[0].value if args else None)
+        if value is not None and ctx.is_tensor(value):
+            ctx.report(type(self), node)

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._tensor_methods import keyword, positional
+from torchlint.rules.base import Rule
+
+
+class OneHotWithoutNumClasses(Rule):
+    code = "TL407"
+    name = "one-hot-without-num-classes"
+    message = "`one_hot()` without `num_classes` sizes its output from the data, which breaks the graph (also under fullgraph)"
+    suggestion = "pass the class count: `F.one_hot(x, num_classes=n)`"
+    gb_ids = ("GB0246",)
+    gb_types = ("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualified_name(node.func) != "torch.nn.functional.one_hot":
+            return
+        given = keyword(node, "num_classes")
+        value = given.value if given is not None else (positional(node)[1].value if len(positional(node)) > 1 else None)
+        unknown_count = value is None or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
+        )
+        if unknown_count:
+            ctx.report(type(self), node)

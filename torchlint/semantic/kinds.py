@@ -1,0 +1,710 @@
+"""What kind of value an expression holds: a tensor, a size, metadata, plain Python.
+
+Data-dependent rules fire only on TENSOR. A shape, a dtype or `self.training` is known
+while tracing, so branching on it is free; a tensor's contents are not. Kinds flow
+through a function statement by statement (assignments, unpacking, augmented
+assignment, `for` targets) and through calls into functions of the same file whose
+return kind is known. Without evidence a value stays UNKNOWN, and UNKNOWN is silent.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator
+
+import libcst as cst
+
+from torchlint.semantic.scopes import Scope, qualified_name
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    SIZE = "size"  # shapes and sizes: static or symbolic, never data-dependent
+    META = "meta"  # dtype, device, requires_grad, self.training
+    PYTHON = "python"  # numbers, strings, None, containers, bools decided at trace time
+    MODULE = "module"  # nn.Module instances: calling one gives a tensor
+    UNKNOWN = "unknown"
+
+
+TENSOR, SIZE, META, PYTHON, MODULE, UNKNOWN = (
+    Kind.TENSOR, Kind.SIZE, Kind.META, Kind.PYTHON, Kind.MODULE, Kind.UNKNOWN,
+)
+
+_TENSOR_TYPES = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter",
+     "torch.HalfTensor", "torch.DoubleTensor", "torch.IntTensor", "torch.ByteTensor", "torch.BFloat16Tensor"}
+)
+_PYTHON_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes"})
+_SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
+_META_ATTRIBUTES = frozenset(
+    {"dtype", "device", "is_cuda", "is_cpu", "requires_grad", "layout", "is_sparse", "is_quantized",
+     "is_meta", "is_leaf", "is_mps", "is_nested"}
+)
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad"})
+_SIZE_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "stride", "storage_offset"})
+_META_METHODS = frozenset(
+    {"is_contiguous", "is_floating_point", "is_complex", "get_device", "element_size", "is_pinned",
+     "is_signed", "has_names"}
+)
+# Tensor methods whose result is a Python value pulled out of the data.
+_PYTHON_METHODS = frozenset({"item", "tolist", "data_ptr", "numpy", "__len__", "__repr__", "__str__"})
+# Attribute or method use on an unannotated parameter that only a tensor supports.
+_TENSOR_EVIDENCE = frozenset(
+    {"shape", "dtype", "device", "view", "reshape", "size", "dim", "unsqueeze", "squeeze", "transpose",
+     "permute", "contiguous", "float", "half", "bfloat16", "masked_fill", "masked_fill_", "softmax",
+     "matmul", "expand", "expand_as", "flatten", "chunk", "narrow", "new_zeros", "new_ones", "new_full",
+     "new_empty", "type_as", "detach", "numel", "ndim", "is_cuda", "clamp", "view_as", "unbind",
+     "requires_grad", "to", "sum", "mean", "repeat", "split", "transpose_", "mul_", "add_", "div_", "any",
+     "all", "bool", "long", "masked_select", "nonzero", "argmax", "softmax", "unsqueeze_", "numpy", "cpu", "cuda",
+     "abs", "exp", "log", "sqrt", "pow", "norm", "max", "min", "argsort", "topk", "gather", "index_select",
+     "masked_fill", "float", "clamp_", "sigmoid", "tanh", "relu", "cumsum", "flip", "roll", "squeeze_"}
+)
+# torch functions that do not return a tensor.
+_TORCH_NON_TENSOR = {
+    "torch.is_tensor": PYTHON,
+    "torch.is_floating_point": META,
+    "torch.is_complex": META,
+    "torch.is_grad_enabled": PYTHON,
+    "torch.is_autocast_enabled": PYTHON,
+    "torch.is_inference_mode_enabled": PYTHON,
+    "torch.equal": PYTHON,
+    "torch.allclose": PYTHON,
+    "torch.numel": SIZE,
+    "torch.get_default_dtype": META,
+    "torch.finfo": PYTHON,
+    "torch.iinfo": PYTHON,
+    "torch.Size": SIZE,
+    "torch.device": META,
+    "torch.dtype": META,
+    "torch.promote_types": META,
+    "torch.result_type": META,
+    "torch.get_autocast_gpu_dtype": META,
+    "torch.get_autocast_dtype": META,
+    "torch.broadcast_shapes": SIZE,
+    "torch.manual_seed": PYTHON,
+    "torch.set_grad_enabled": PYTHON,
+    "torch.no_grad": PYTHON,
+    "torch.enable_grad": PYTHON,
+    "torch.inference_mode": PYTHON,
+    "torch.autocast": PYTHON,
+    "torch.Generator": PYTHON,
+    "torch.cuda.is_available": PYTHON,
+    "torch.cuda.device_count": PYTHON,
+    "torch.cuda.current_device": PYTHON,
+    "torch.cuda.get_device_capability": PYTHON,
+    "torch.distributed.is_initialized": PYTHON,
+    "torch.distributed.is_available": PYTHON,
+    "torch.distributed.get_rank": PYTHON,
+    "torch.distributed.get_world_size": PYTHON,
+    "torch.jit.is_scripting": PYTHON,
+    "torch.jit.is_tracing": PYTHON,
+    "torch.compiler.is_compiling": PYTHON,
+    "torch.compiler.is_dynamo_compiling": PYTHON,
+    "torch._dynamo.is_compiling": PYTHON,
+    "torch.nn.functional.scaled_dot_product_attention": TENSOR,
+}
+# Prefixes of torch namespaces whose calls give no tensor.
+_TORCH_NON_TENSOR_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.compiler.", "torch._dynamo.",
+    "torch.utils.", "torch.autograd.profiler.", "torch.profiler.", "torch.testing.", "torch.library.",
+    "torch.fx.", "torch.onnx.", "torch.overrides.", "torch.types.", "torch._C.", "torch.hub.",
+)
+_NN_FUNCTIONAL = "torch.nn.functional."
+_MATH_PREFIX = "math."
+# How deep return kinds of project functions are followed.
+_MAX_CALL_DEPTH = 3
+
+
+def is_tensor(kind: Kind) -> bool:
+    return kind is TENSOR
+
+
+def _arithmetic(kinds: Iterable[Kind]) -> Kind:
+    """The kind of `a + b`, `max(a, b)`, ...: a tensor wins, then unknown, then a size."""
+    kinds = set(kinds)
+    if TENSOR in kinds:
+        return TENSOR
+    if UNKNOWN in kinds or MODULE in kinds:
+        return UNKNOWN
+    if SIZE in kinds:
+        return SIZE
+    return PYTHON
+
+
+def _join(kinds: Iterable[Kind]) -> Kind:
+    """One kind for values that may each be returned: equal kinds agree, else unknown."""
+    kinds = set(kinds)
+    if len(kinds) == 1:
+        return kinds.pop()
+    # `return None` next to `return tensor`: an optional tensor is still a tensor when it is one.
+    if kinds == {TENSOR, PYTHON}:
+        return TENSOR
+    return UNKNOWN
+
+
+def _annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
+    if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+        text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else None
+        if isinstance(text, str) and text.replace(" ", "").removeprefix("torch.").split("|")[0] == "Tensor":
+            return TENSOR
+        return UNKNOWN
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        # `Tensor | None`
+        sides = [_annotation_kind(annotation.left, scope), _annotation_kind(annotation.right, scope)]
+        return TENSOR if TENSOR in sides and all(s in (TENSOR, PYTHON) for s in sides) else UNKNOWN
+    if isinstance(annotation, cst.Name) and annotation.value == "None":
+        return PYTHON
+    if isinstance(annotation, cst.Subscript):
+        name = qualified_name(annotation.value, scope) or ""
+        if name.rsplit(".", 1)[-1] == "Optional" and len(annotation.slice) == 1:
+            inner = annotation.slice[0].slice
+            if isinstance(inner, cst.Index):
+                return _annotation_kind(inner.value, scope)
+        return UNKNOWN
+    name = qualified_name(annotation, scope)
+    if name in _TENSOR_TYPES:
+        return TENSOR
+    if name in _PYTHON_TYPES:
+        return PYTHON
+    return UNKNOWN
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _is_constant(node.expression)
+    return False
+
+
+def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _names_in(target.value)
+
+
+def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
+    """Unannotated parameters the body uses the way only a tensor can be used."""
+    from torchlint.cst_walk import walk
+
+    found: set[str] = set()
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in names
+            and node.attr.value in _TENSOR_EVIDENCE
+        ):
+            found.add(node.value.value)
+        return None
+
+    walk(function.body, visit)
+    return found
+
+
+class FileKinds:
+    """Return kinds of the file's functions, worked out on demand and remembered."""
+
+    def __init__(self, summary: FileSummary) -> None:
+        self.summary = summary
+        self._returns: dict[FunctionInfo, Kind] = {}
+        self._in_progress: set[FunctionInfo] = set()
+        self._module_functions = {
+            f.name: f for f in summary.functions if f.enclosing is summary.scope
+        }
+        self._buffers: dict[ClassInfo, set[str]] = {}
+
+    def env(self, function: FunctionInfo, depth: int = 0) -> KindEnv:
+        return KindEnv(self, function, depth)
+
+    def return_kind(self, function: FunctionInfo, depth: int) -> Kind:
+        if function in self._returns:
+            return self._returns[function]
+        if function in self._in_progress or depth > _MAX_CALL_DEPTH:
+            return UNKNOWN
+        self._in_progress.add(function)
+        try:
+            kind = self.env(function, depth + 1).infer_returns()
+        finally:
+            self._in_progress.discard(function)
+        self._returns[function] = kind
+        return kind
+
+    def module_function(self, name: str) -> FunctionInfo | None:
+        return self._module_functions.get(name)
+
+    def buffers(self, info: ClassInfo) -> set[str]:
+        """Names registered with `self.register_buffer("name", ...)` / `register_parameter`."""
+        found = self._buffers.get(info)
+        if found is None:
+            found = set()
+            for method in info.methods.values():
+                for call in method.calls:
+                    func = call.func
+                    if (
+                        isinstance(func, cst.Attribute)
+                        and func.attr.value in ("register_buffer", "register_parameter")
+                        and call.args
+                        and isinstance(call.args[0].value, cst.SimpleString)
+                    ):
+                        name = call.args[0].value.evaluated_value
+                        if isinstance(name, str):
+                            found.add(name)
+            self._buffers[info] = found
+        return found
+
+
+class KindEnv:
+    """The kinds of one function's local names, as its statements run in order."""
+
+    def __init__(self, file_kinds: FileKinds, function: FunctionInfo, depth: int = 0) -> None:
+        self.file_kinds = file_kinds
+        self.function = function
+        self.scope = function.scope
+        self.depth = depth
+        self.names: dict[str, Kind] = {}
+        # Names holding a boolean tensor (a mask): `m = x > 0`, `m = torch.isnan(x)`.
+        self.masks: set[str] = set()
+        self._bind_parameters()
+
+    # -- parameters ---------------------------------------------------------------
+
+    def _bind_parameters(self) -> None:
+        node = self.function.node
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        self_name = self.function.self_name
+        decorators = {qualified_name(d.decorator, self.function.enclosing) for d in node.decorators}
+        if "builtins.staticmethod" in decorators:
+            self_name = None  # the first parameter is an ordinary argument
+        elif "builtins.classmethod" in decorators and self_name is not None:
+            self.names[self_name] = UNKNOWN
+            self_name = None
+        self._self_name = self_name
+        unannotated = set()
+        for param in params:
+            name = param.name.value
+            if name in self.names:
+                continue
+            if name == self_name:
+                self.names[name] = MODULE if self._owner_is_module() else UNKNOWN
+            elif param.annotation is not None:
+                self.names[name] = _annotation_kind(param.annotation.annotation, self.function.enclosing)
+            elif param.default is not None and _is_constant(param.default) and not (
+                isinstance(param.default, cst.Name) and param.default.value == "None"
+            ):
+                self.names[name] = PYTHON
+            else:
+                unannotated.add(name)
+                self.names[name] = UNKNOWN
+        unannotated.discard(self_name)
+        for name in _parameter_evidence(node, unannotated) if unannotated else ():
+            self.names[name] = TENSOR
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.names[star.name.value] = PYTHON
+
+    def _owner_is_module(self) -> bool:
+        # Every method of a class with a `forward` is taken for a module method.
+        owner = self._owner_class()
+        return owner is not None and "forward" in owner.methods
+
+    def _owner_class(self) -> ClassInfo | None:
+        function = self.function
+        while function is not None and function.owner_class is None:
+            function = function.parent
+        return function.owner_class if function is not None else None
+
+    # -- statements ---------------------------------------------------------------
+
+    def after_statement(self, statement: cst.CSTNode) -> None:
+        """Record what a simple statement binds."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small_statement(small)
+
+    def _small_statement(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self.bind(target.target, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, small.value)
+            elif isinstance(small.target, cst.Name):
+                self.names[small.target.value] = _annotation_kind(small.annotation.annotation, self.scope)
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            name = small.target.value
+            self.names[name] = _arithmetic([self.names.get(name, UNKNOWN), self.kind_of(small.value)])
+            self.masks.discard(name)
+        elif isinstance(small, cst.Del):
+            for name in _names_in(small.target):
+                self.names.pop(name.value, None)
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.names[target.value] = self.kind_of(value)
+            if self.is_mask(value):
+                self.masks.add(target.value)
+            else:
+                self.masks.discard(target.value)
+            return
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return
+        elements = [element.value for element in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements
+        ):
+            for element, element_value in zip(elements, value.elements):
+                self.bind(element, element_value.value)
+            return
+        kind = self.kind_of(value)
+        # Unpacking a tensor (`chunk`, `topk`, a module returning a tuple) gives tensors;
+        # unpacking a shape gives sizes.
+        each = kind if kind in (TENSOR, SIZE) else UNKNOWN
+        for element in elements:
+            for name in _names_in(element):
+                self.names[name.value] = each
+                self.masks.discard(name.value)
+
+    def enter_for(self, statement: cst.For) -> None:
+        self.bind_iteration(statement.target, statement.iter)
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        for name, kind in self._iteration_kinds(target, iterable):
+            self.names[name] = kind
+            self.masks.discard(name)
+
+    def _iteration_kinds(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> Iterator[tuple[str, Kind]]:
+        call_name = qualified_name(iterable.func, self.scope) if isinstance(iterable, cst.Call) else None
+        if call_name == "builtins.range":
+            for name in _names_in(target):
+                yield name.value, PYTHON
+            return
+        if call_name in ("builtins.enumerate", "builtins.zip") and isinstance(target, (cst.Tuple, cst.List)):
+            sources = [arg.value for arg in iterable.args]
+            if call_name == "builtins.enumerate" and sources:
+                sources = [None, sources[0]]  # the counter, then the items
+            if len(sources) == len(target.elements):
+                for element, source in zip(target.elements, sources):
+                    if source is None:
+                        yield from ((n.value, PYTHON) for n in _names_in(element.value))
+                    else:
+                        yield from self._iteration_kinds(element.value, source)
+                return
+        kind = self.kind_of(iterable)
+        each = {TENSOR: TENSOR, MODULE: MODULE, SIZE: SIZE}.get(kind, UNKNOWN)
+        for name in _names_in(target):
+            yield name.value, each
+
+    def infer_returns(self) -> Kind:
+        """The kind a function returns: its statements run in order, its returns joined."""
+        kinds: list[Kind] = []
+        self._run_suite(self.function.node.body, kinds)
+        if not kinds:
+            return PYTHON
+        return _join(kinds)
+
+    def _run_suite(self, suite: cst.BaseSuite, returns: list[Kind]) -> None:
+        body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
+        for statement in body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Return):
+                        returns.append(PYTHON if small.value is None else self.kind_of(small.value))
+                self.after_statement(statement)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            else:
+                if isinstance(statement, cst.For):
+                    self.enter_for(statement)
+                for block in _blocks(statement):
+                    self._run_suite(block, returns)
+
+    # -- expressions --------------------------------------------------------------
+
+    def kind_of(self, node: cst.BaseExpression) -> Kind:
+        method = getattr(self, f"_kind_{type(node).__name__}", None)
+        return method(node) if method is not None else UNKNOWN
+
+    def _kind_Name(self, node: cst.Name) -> Kind:
+        if node.value in ("True", "False", "None"):
+            return PYTHON
+        if node.value in self.names:
+            return self.names[node.value]
+        module = self.file_kinds.summary.scope
+        value = module.assignments.get(node.value)
+        if value is not None and node.value not in self.scope.bindings and _is_constant(value):
+            return PYTHON
+        return UNKNOWN
+
+    def _constant(self, node: cst.CSTNode) -> Kind:
+        return PYTHON
+
+    _kind_Integer = _kind_Float = _kind_Imaginary = _kind_SimpleString = _constant
+    _kind_ConcatenatedString = _kind_FormattedString = _kind_Lambda = _constant
+    _kind_Dict = _kind_Set = _kind_DictComp = _kind_SetComp = _constant
+
+    def _kind_Tuple(self, node: cst.Tuple | cst.List) -> Kind:
+        kinds = {self.kind_of(e.value) for e in node.elements if not isinstance(e, cst.StarredElement)}
+        # `tuple(x.shape)`-like literals of sizes are sizes.
+        return SIZE if kinds == {SIZE} else PYTHON
+
+    _kind_List = _kind_Tuple
+
+    def _kind_ListComp(self, node: cst.ListComp) -> Kind:
+        return PYTHON
+
+    def _kind_NamedExpr(self, node: cst.NamedExpr) -> Kind:
+        return self.kind_of(node.value)
+
+    def _kind_Attribute(self, node: cst.Attribute) -> Kind:
+        attribute = node.attr.value
+        if attribute in _SIZE_ATTRIBUTES:
+            return SIZE
+        if attribute in _META_ATTRIBUTES:
+            return META
+        base = node.value
+        if isinstance(base, cst.Name) and base.value == self._self_name:
+            return self._self_attribute(attribute)
+        name = qualified_name(node, self.scope)
+        if name is not None and name.startswith("torch."):
+            return META if attribute in _TORCH_DTYPES else UNKNOWN
+        base_kind = self.kind_of(base)
+        if base_kind is TENSOR and attribute in _TENSOR_ATTRIBUTES:
+            return TENSOR
+        if base_kind is PYTHON:
+            return PYTHON  # `self.config.hidden_size`
+        return UNKNOWN
+
+    def _self_attribute(self, attribute: str) -> Kind:
+        if attribute == "training":
+            return META
+        owner = self._owner_class()
+        if owner is None:
+            return UNKNOWN
+        if attribute in self.file_kinds.buffers(owner):
+            return TENSOR
+        if attribute in owner.methods:
+            return UNKNOWN
+        value = owner.attribute_values.get(attribute)
+        if value is None:
+            return UNKNOWN
+        init = owner.methods.get("__init__")
+        return _attribute_value_kind(value, init.scope if init is not None else owner.scope)
+
+    def _kind_Subscript(self, node: cst.Subscript) -> Kind:
+        base = self.kind_of(node.value)
+        if base in (TENSOR, SIZE, MODULE):
+            return base
+        return UNKNOWN
+
+    def _kind_BinaryOperation(self, node: cst.BinaryOperation) -> Kind:
+        return _arithmetic([self.kind_of(node.left), self.kind_of(node.right)])
+
+    def _kind_UnaryOperation(self, node: cst.UnaryOperation) -> Kind:
+        kind = self.kind_of(node.expression)
+        if isinstance(node.operator, cst.Not):
+            # `not t` asks for the tensor's truth value: the kind stays a tensor so that
+            # conditions see it.
+            return TENSOR if kind is TENSOR else (UNKNOWN if kind is UNKNOWN else PYTHON)
+        return kind
+
+    def _kind_BooleanOperation(self, node: cst.BooleanOperation) -> Kind:
+        kinds = [self.kind_of(node.left), self.kind_of(node.right)]
+        if TENSOR in kinds:
+            return TENSOR
+        return UNKNOWN if UNKNOWN in kinds else PYTHON
+
+    def _kind_Comparison(self, node: cst.Comparison) -> Kind:
+        operators = [target.operator for target in node.comparisons]
+        if any(isinstance(op, (cst.Is, cst.IsNot)) for op in operators):
+            return PYTHON
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        if any(isinstance(op, (cst.In, cst.NotIn)) for op in operators):
+            # `x in t` looks into the tensor's data; `k in dict` does not.
+            return TENSOR if self.kind_of(operands[-1]) is TENSOR else PYTHON
+        kinds = [self.kind_of(operand) for operand in operands]
+        if TENSOR in kinds:
+            return TENSOR
+        if UNKNOWN in kinds and not all(k in (UNKNOWN, PYTHON) for k in kinds if k is not UNKNOWN):
+            return UNKNOWN
+        return PYTHON if UNKNOWN not in kinds else UNKNOWN
+
+    def _kind_IfExp(self, node: cst.IfExp) -> Kind:
+        return _join([self.kind_of(node.body), self.kind_of(node.orelse)])
+
+    def _kind_Call(self, node: cst.Call) -> Kind:
+        func = node.func
+        name = qualified_name(func, self.scope)
+        if name is not None:
+            known = self._named_call(name, node)
+            if known is not None:
+                return known
+        if isinstance(func, cst.Attribute):
+            return self._method_call(func, node)
+        if isinstance(func, cst.Name):
+            local = self.names.get(func.value)
+            if local is MODULE:
+                return TENSOR
+            project = self.file_kinds.module_function(func.value)
+            if project is not None and func.value not in self.names:
+                return self.file_kinds.return_kind(project, self.depth)
+        if isinstance(func, cst.Subscript) and self.kind_of(func.value) is MODULE:
+            return TENSOR  # self.layers[i](x)
+        return UNKNOWN
+
+    def _named_call(self, name: str, node: cst.Call) -> Kind | None:
+        if name.startswith("torch."):
+            if name in _TORCH_NON_TENSOR:
+                return _TORCH_NON_TENSOR[name]
+            if name in _TORCH_SCALAR_MATH:
+                # `torch.div(seq_len, 2, rounding_mode="trunc")` on sizes stays a size under Dynamo.
+                kinds = {self.kind_of(arg.value) for arg in node.args if arg.keyword is None}
+                if kinds and TENSOR not in kinds:
+                    if SIZE in kinds:
+                        return SIZE
+                    return PYTHON if kinds == {PYTHON} else UNKNOWN
+            if name.startswith(_TORCH_NON_TENSOR_PREFIXES):
+                return UNKNOWN
+            if name == "torch.nn.Parameter" or name.startswith(_NN_FUNCTIONAL) or not name.startswith("torch.nn."):
+                return TENSOR
+            return MODULE  # nn.Linear(...) and friends
+        if name.startswith(_MATH_PREFIX):
+            return PYTHON
+        if name.startswith("builtins."):
+            return self._builtin_call(name[len("builtins."):], node)
+        return None
+
+    def _builtin_call(self, name: str, node: cst.Call) -> Kind:
+        args = [arg.value for arg in node.args if not arg.star]
+        if name == "len":
+            return SIZE if args and self.kind_of(args[0]) in (TENSOR, SIZE) else PYTHON
+        if name in ("int", "float", "bool", "str", "repr", "isinstance", "issubclass", "hasattr",
+                    "callable", "id", "hash", "range", "format", "type", "dict", "set", "frozenset"):
+            return PYTHON
+        if name in ("min", "max", "abs", "sum", "round", "pow", "divmod"):
+            return _arithmetic(self.kind_of(arg) for arg in args) if args else UNKNOWN
+        if name in ("tuple", "list"):
+            return SIZE if args and self.kind_of(args[0]) is SIZE else PYTHON
+        return UNKNOWN
+
+    def _method_call(self, func: cst.Attribute, node: cst.Call) -> Kind:
+        method = func.attr.value
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value == self._self_name:
+            owner = self._owner_class()
+            if owner is not None and method in owner.methods:
+                return self.file_kinds.return_kind(owner.methods[method], self.depth)
+            kind = self._self_attribute(method)
+            return TENSOR if kind is MODULE else UNKNOWN
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+            return UNKNOWN
+        kind = self.kind_of(receiver)
+        if kind is TENSOR:
+            if method in _SIZE_METHODS:
+                return SIZE
+            if method in _META_METHODS:
+                return META
+            if method in _PYTHON_METHODS:
+                return PYTHON
+            return TENSOR
+        if kind is MODULE:
+            return TENSOR if method in ("forward", "__call__") else UNKNOWN
+        if kind is UNKNOWN and method in _REDUCTIONS_TO_BOOL:
+            # Lists have no `.any()`; what has one (a tensor, an array) holds data.
+            return TENSOR
+        if kind is SIZE:
+            return SIZE
+        return UNKNOWN
+
+    # -- masks ----------------------------------------------------------------------
+
+    def is_mask(self, node: cst.BaseExpression) -> bool:
+        """A boolean tensor: a tensor comparison, a logical op of masks, `isnan(...)`, `.bool()`."""
+        if isinstance(node, cst.Name):
+            return node.value in self.masks
+        if isinstance(node, cst.Comparison):
+            return self.kind_of(node) is TENSOR and not any(
+                isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons
+            )
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return self.is_mask(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self.is_mask(node.left) or self.is_mask(node.right)
+        if isinstance(node, cst.Call):
+            name = qualified_name(node.func, self.scope)
+            if name in _MASK_FUNCTIONS:
+                return True
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
+                return self.kind_of(func.value) is TENSOR
+        return False
+
+
+_TORCH_SCALAR_MATH = frozenset(
+    {"torch.div", "torch.floor_divide", "torch.remainder", "torch.fmod", "torch.true_divide", "torch.add",
+     "torch.sub", "torch.mul", "torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min"}
+)
+_REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
+_TORCH_DTYPES = frozenset(
+    {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32", "int64",
+     "long", "int", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "float8_e4m3fn", "float8_e5m2"}
+)
+_MASK_FUNCTIONS = frozenset(
+    {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isneginf", "torch.isposinf", "torch.logical_and",
+     "torch.logical_or", "torch.logical_not", "torch.logical_xor", "torch.isin", "torch.eq", "torch.ne",
+     "torch.gt", "torch.lt", "torch.ge", "torch.le", "torch.isclose", "torch.signbit"}
+)
+_MASK_METHODS = frozenset(
+    {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
+     "logical_not", "isclose", "signbit"}
+)
+
+
+def _attribute_value_kind(value: cst.BaseExpression, scope: Scope) -> Kind:
+    """The kind of `self.<attr>` from what `__init__` assigned to it."""
+    if _is_constant(value):
+        return PYTHON
+    if isinstance(value, cst.Call):
+        name = qualified_name(value.func, scope) or ""
+        if name == "torch.nn.Parameter" or name.startswith("torch.") and not name.startswith("torch.nn."):
+            return TENSOR if name not in _TORCH_NON_TENSOR else _TORCH_NON_TENSOR[name]
+        if name.startswith("torch.nn."):
+            return MODULE
+        # A call of a project class or another package's class: most often a submodule.
+        if name and name.rsplit(".", 1)[-1][:1].isupper():
+            return MODULE
+        return UNKNOWN
+    if isinstance(value, cst.Name):
+        # `self.heads = heads`: configuration handed to `__init__`.
+        return PYTHON
+    if isinstance(value, cst.Attribute):
+        return PYTHON if not (qualified_name(value, scope) or "").startswith("torch.") else UNKNOWN
+    if isinstance(value, (cst.BinaryOperation, cst.Tuple, cst.List, cst.Dict)):
+        return PYTHON
+    return UNKNOWN
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _blocks(orelse)
+    elif orelse is not None:
+        yield orelse.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
