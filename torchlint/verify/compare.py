@@ -182,7 +182,7 @@ def compare(
             d
             for path in sorted(files)
             for d in lint(path)
-            if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path, {}))
+            if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path) or None)
         ]
         skipped = [b for b in breaks if b.get("frame_skipped") and b["file"]]
         if skipped:
