@@ -232,7 +232,7 @@ def test_full_tolerates_ranges_past_the_line_end(ctx):
 RUFF_KEYS = {
     "cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"
 }
-OWN_KEYS = {"name", "severity", "suggestion", "gb_ids"}
+OWN_KEYS = {"name", "severity", "suggestion", "gb_ids", "related"}
 
 
 def test_json_has_ruff_fields_and_ours(ctx):

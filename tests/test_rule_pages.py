@@ -87,7 +87,9 @@ def test_example_triggers_exactly_its_rule(page: Path):
     code = rule_code(page)
     findings = _lint(_block(page, "Example"), page, "Example")
     assert findings, f"{code}'s Example gives no finding"
-    assert {d.code for d in findings} == {code}, [(d.code, d.location.row, d.message) for d in findings]
+    # A TL6xx finding comes with the break it reports on, which is that rule's finding.
+    inner = {related.code for d in findings if d.code == code for related in d.related}
+    assert {d.code for d in findings} == {code} | inner, [(d.code, d.location.row, d.message) for d in findings]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)

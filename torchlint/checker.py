@@ -17,6 +17,11 @@ from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
 
 
+# Blocks whose body Dynamo cannot resume in after a graph break: a break there makes it
+# skip the whole function (TL6xx reads them).
+FRAME_BLOCKS = (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)
+
+
 @dataclass(frozen=True)
 class Finding:
     rule: type[Rule]
@@ -24,6 +29,14 @@ class Finding:
     statement: cst.CSTNode
     message: str
     suggestion: str | None
+    # The loops, `try` and `with` blocks whose body holds the node, outermost first.
+    enclosing: tuple[cst.CSTNode, ...] = ()
+    # Other findings this one is about (the breaks inside a loop), shown as related locations.
+    related: tuple[Finding, ...] = ()
+    # Graph-break ids when they are not the rule's own (a TL6xx finding takes its inner break's).
+    gb_ids: tuple[str, ...] | None = None
+    # Report only the statement's header (`for x in xs:`), not its whole body.
+    header_only: bool = False
 
 
 class LintContext:
@@ -45,6 +58,7 @@ class LintContext:
         self.function: FunctionInfo | None = None
         self.statement: cst.CSTNode | None = None
         self.findings: list[Finding] = []
+        self.enclosing: list[cst.CSTNode] = []
         # Nodes a rule has already dealt with (a condition's parts, an assignment's target).
         self.handled: set[int] = set()
         self.file_kinds = FileKinds(summary)
@@ -101,14 +115,22 @@ class LintContext:
         node: cst.CSTNode,
         message: str | None = None,
         suggestion: str | None = None,
+        *,
+        related: tuple[Finding, ...] = (),
+        gb_ids: tuple[str, ...] | None = None,
+        header_only: bool = False,
     ) -> None:
         self.findings.append(
             Finding(
                 rule,
                 node,
-                self.statement or node,
+                node if header_only else (self.statement or node),
                 message or rule.message,
                 suggestion if suggestion is not None else rule.suggestion,
+                tuple(self.enclosing),
+                related,
+                gb_ids,
+                header_only,
             )
         )
 
@@ -120,11 +142,15 @@ class Checker:
     def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
         self.guards = guards
         self.dispatch: dict[type, list[Handler]] = {}
+        # Rules that look at a whole function's findings once it has been walked.
+        self.finishers: list[Callable[[list[Finding], LintContext], None]] = []
         rules = list(rules)
         # Value kinds cost a pass per function: only worked out when a rule asks for them.
         self.uses_kinds = any(rule.uses_kinds for rule in rules)
         for rule in rules:
             instance = rule()
+            if hasattr(instance, "finish_function"):
+                self.finishers.append(instance.finish_function)
             for attribute in dir(rule):
                 if attribute.startswith("visit_"):
                     node_type = getattr(cst, attribute[len("visit_"):])
@@ -139,13 +165,16 @@ class Checker:
         project_facts=None,
     ) -> list[Finding]:
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
-        if not self.dispatch:
+        if not self.dispatch and not self.finishers:
             return ctx.findings
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function
                 ctx.kinds = ctx.file_kinds.env(function) if self.uses_kinds else None
+                first = len(ctx.findings)
                 self._suite(function.node.body, ctx)
+                for finish in self.finishers:
+                    finish(ctx.findings[first:], ctx)
         return ctx.findings
 
     # Statements -----------------------------------------------------------------
@@ -194,7 +223,14 @@ class Checker:
     def _nested_blocks(self, statement: cst.CSTNode, ctx: LintContext) -> None:
         body = getattr(statement, "body", None)
         if isinstance(body, cst.BaseSuite):
-            self._suite(body, ctx)
+            frame_block = isinstance(statement, FRAME_BLOCKS)
+            if frame_block:
+                ctx.enclosing.append(statement)
+            try:
+                self._suite(body, ctx)
+            finally:
+                if frame_block:
+                    ctx.enclosing.pop()
         for handler in getattr(statement, "handlers", ()):
             ctx.statement = handler
             if handler.type is not None:

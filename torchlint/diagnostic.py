@@ -42,6 +42,16 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding points at: the break inside a loop that a TL6xx finding reports."""
+
+    location: Location
+    end_location: Location
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     """One finding in one file."""
 
@@ -58,6 +68,7 @@ class Diagnostic:
     fix: Fix | None = None
     # Row a `# noqa` comment belongs on: the first line of the enclosing statement.
     noqa_row: int | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def fixable(self) -> bool:

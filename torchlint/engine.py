@@ -14,8 +14,8 @@ import pathspec
 
 from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
-from torchlint.diagnostic import Diagnostic, Location
-from torchlint.positions import locate
+from torchlint.diagnostic import Diagnostic, Location, Related
+from torchlint.positions import header_end, locate
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
@@ -112,10 +112,14 @@ def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnos
 
 def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: str) -> list[Diagnostic]:
     nodes = [f.node for f in findings] + [f.statement for f in findings]
+    nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
+    nodes += [inner.node for f in findings for inner in f.related]
     spans = locate(module, nodes, text)
     diagnostics = []
     for finding in findings:
         start, end = spans[id(finding.node)]
+        if finding.header_only:
+            end = _header_end(finding.node, start, spans)
         statement_start = spans.get(id(finding.statement), (start, end))[0]
         rule = finding.rule
         diagnostics.append(
@@ -128,12 +132,24 @@ def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: s
                 end_location=end,
                 severity=rule.severity,
                 suggestion=finding.suggestion,
-                gb_ids=rule.gb_ids,
+                gb_ids=rule.gb_ids if finding.gb_ids is None else finding.gb_ids,
                 url=rule.url(),
                 noqa_row=statement_start.row,
+                related=tuple(
+                    Related(*spans[id(inner.node)], inner.rule.code, inner.message) for inner in finding.related
+                ),
             )
         )
     return diagnostics
+
+
+def _header_end(statement: cst.CSTNode, start: Location, spans: dict) -> Location:
+    """Where `for x in xs:`, `while cond:`, `with cm():` or `try:` ends."""
+    end = header_end(statement)
+    if end is not None and id(end) in spans:
+        return spans[id(end)][1]
+    keyword = "try" if isinstance(statement, (cst.Try, cst.TryStar)) else ""
+    return Location(start.row, start.column + len(keyword))
 
 
 def lint_text(

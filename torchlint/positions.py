@@ -106,3 +106,14 @@ def locate(
         for key, (start, end) in state.spans.items()
         if key in wanted
     }
+
+
+def header_end(statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The last node of a compound statement's header, where there is one to end on."""
+    if isinstance(statement, cst.For):
+        return statement.iter
+    if isinstance(statement, cst.While):
+        return statement.test
+    if isinstance(statement, cst.With) and statement.items:
+        return statement.items[-1]
+    return None

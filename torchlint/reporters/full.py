@@ -52,7 +52,7 @@ def _excerpt(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]
 
 
 def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
-    notes = []
+    notes = [f"{gutter} = note: line {related.location.row}: {related.code} {related.message}" for related in diagnostic.related]
     if diagnostic.suggestion:
         notes.append(f"{gutter} = help: {diagnostic.suggestion}")
     if diagnostic.url:

@@ -31,6 +31,15 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "severity": diagnostic.severity.value,
         "suggestion": diagnostic.suggestion,
         "gb_ids": list(diagnostic.gb_ids),
+        "related": [
+            {
+                "code": related.code,
+                "location": location_to_json(related.location),
+                "end_location": location_to_json(related.end_location),
+                "message": related.message,
+            }
+            for related in diagnostic.related
+        ],
     }
 
 

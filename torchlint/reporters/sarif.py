@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from torchlint.diagnostic import Diagnostic, Severity
+from torchlint.diagnostic import Diagnostic, Location, Severity
 from torchlint.reporters.paths import STDIN, relative_to_cwd
 from torchlint.rules.base import FAMILIES, Rule
 
@@ -70,25 +70,33 @@ def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
 
 
 def result(diagnostic: Diagnostic, rule_index: int, ctx: ReportContext) -> dict[str, Any]:
-    start, end = diagnostic.location, diagnostic.end_location
-    return {
+    artifact = artifact_location(diagnostic.path, ctx.cwd)
+    found = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
         "level": _level(diagnostic.severity),
         "message": {"text": diagnostic.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": artifact_location(diagnostic.path, ctx.cwd),
-                    "region": {
-                        "startLine": start.row,
-                        "startColumn": start.column,
-                        "endLine": end.row,
-                        "endColumn": end.column,
-                    },
-                }
-            }
-        ],
+        "locations": [_physical(artifact, diagnostic.location, diagnostic.end_location)],
+    }
+    if diagnostic.related:
+        found["relatedLocations"] = [
+            {**_physical(artifact, related.location, related.end_location), "id": number, "message": {"text": f"{related.code} {related.message}"}}
+            for number, related in enumerate(diagnostic.related)
+        ]
+    return found
+
+
+def _physical(artifact: dict[str, str], start: Location, end: Location) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": artifact,
+            "region": {
+                "startLine": start.row,
+                "startColumn": start.column,
+                "endLine": end.row,
+                "endColumn": end.column,
+            },
+        }
     }
 
 

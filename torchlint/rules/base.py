@@ -36,6 +36,9 @@ class Rule:
     # Dynamo's graph-break ids and types (torch/_dynamo/graph_break_registry.json).
     gb_ids: ClassVar[tuple[str, ...]] = ()
     gb_types: ClassVar[tuple[str, ...]] = ()
+    # A rule that reports where other rules' breaks cost more (TL6xx) may have no id of its
+    # own: its findings carry the inner breaks' ids.
+    wraps_breaks: ClassVar[bool] = False
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
     # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.

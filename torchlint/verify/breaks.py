@@ -285,6 +285,10 @@ def _capturing_graph_breaks() -> Iterator[_Collector]:
 
 
 _COUNTER_GROUPS = ("graph_break", "unimplemented")
+# Counted when a generator function (a `@contextmanager` body, say) is entered from code that
+# already runs eagerly, after another break made Dynamo skip its caller. Called from compiled
+# code, generators are inlined; this is a consequence of that other break, not a break itself.
+_GENERATOR_FRAME = "Attempt to trace generator"
 
 
 def _counter_snapshot() -> dict[str, dict[str, int]]:
@@ -309,7 +313,7 @@ def _unlogged_breaks(breaks: list[Break], counted: list[tuple[str, str]]) -> lis
     logged_types = {brk.gb_type for brk in breaks}
     extra: dict[str, Break] = {}
     for gb_type, key in counted:
-        if gb_type in logged_types or gb_type in extra:
+        if gb_type in logged_types or gb_type in extra or gb_type == _GENERATOR_FRAME:
             continue
         extra[gb_type] = Break(
             filename=None,

@@ -38,12 +38,21 @@ def family_of(code: str | None) -> str:
 def _ran(diagnostic: Diagnostic, rows: set[int], spans: dict[int, list[tuple[int, int, int]]] | None) -> bool:
     """Whether code inside the finding ran: an instruction whose source span lies within it.
 
-    Without instruction spans, any line of the finding's statement counts.
+    Without instruction spans, any line of the finding's statement counts. A finding about
+    other breaks (a loop holding one) ran when one of them did: a `try:` has no instruction.
     """
+    if diagnostic.related:
+        return any(_span_ran(r.location, r.end_location, rows, spans) for r in diagnostic.related)
     if spans is None:
         return any(row in rows for row in _rows(diagnostic))
-    start = (diagnostic.location.row, diagnostic.location.column - 1)
-    end = (diagnostic.end_location.row, diagnostic.end_location.column - 1)
+    return _span_ran(diagnostic.location, diagnostic.end_location, rows, spans)
+
+
+def _span_ran(start_location, end_location, rows: set[int], spans) -> bool:
+    if spans is None:
+        return any(row in rows for row in range(start_location.row, end_location.row + 1))
+    start = (start_location.row, start_location.column - 1)
+    end = (end_location.row, end_location.column - 1)
     for row in range(start[0], end[0] + 1):
         for column, end_row, end_column in spans.get(row, ()):
             if (row, column) >= start and (end_row, end_column) <= end:
@@ -99,7 +108,13 @@ def _unobserved(diagnostic: Diagnostic, skipped: list[dict]) -> bool:
 
 
 def _matches(diagnostic: Diagnostic, brk: dict) -> bool:
-    return brk["file"] == diagnostic.path and brk["line"] in _rows(diagnostic)
+    """The break lies in the finding's statement, or in a break it reports on (TL6xx)."""
+    if brk["file"] != diagnostic.path:
+        return False
+    line = brk["line"]
+    return line in _rows(diagnostic) or any(
+        related.location.row <= line <= related.end_location.row for related in diagnostic.related
+    )
 
 
 def _matches_a_break(diagnostic: Diagnostic, breaks: list[dict]) -> bool:
@@ -241,15 +256,22 @@ def _annotation_disagreements(
         real = str(path.resolve())
         expected = expectations(path.read_text(encoding="utf-8"))
         static: dict[int, set[str]] = {}
+        # A TL6xx finding on a loop's line is borne out by the breaks inside the loop.
+        reaches: dict[int, set[int]] = {}
         for diagnostic in lint(real):
             static.setdefault(diagnostic.location.row, set()).add(diagnostic.code)
+            for related in diagnostic.related:
+                reaches.setdefault(diagnostic.location.row, set()).update(
+                    range(related.location.row, related.end_location.row + 1)
+                )
         executed = ran.get(real, set())
         dynamo = broke.get(real, set())
         for row in sorted(set(expected) | set(static) | dynamo):
             want, got = expected.get(row, set()), static.get(row, set())
+            broke_here = row in dynamo or bool(reaches.get(row, set()) & dynamo)
             # Dynamo can only speak for lines that ran; an expected break that never ran is unproven.
             if row in executed:
-                dynamo_disagrees = (row in dynamo) != bool(want)
+                dynamo_disagrees = broke_here != bool(want)
             else:
                 dynamo_disagrees = bool(want) and every_target_ran
             if want != got or dynamo_disagrees:
@@ -259,7 +281,7 @@ def _annotation_disagreements(
                         "line": row,
                         "expected": sorted(want),
                         "static": sorted(got),
-                        "dynamo": row in dynamo,
+                        "dynamo": broke_here,
                         "ran": row in executed,
                     }
                 )

@@ -1,0 +1,82 @@
+"""Where a graph break makes Dynamo give up on the whole function (TL6xx).
+
+Dynamo resumes after an ordinary break in a new graph. It cannot resume inside a
+`for`/`while` body, a `try` body, or a `with` block whose context manager it does not
+model (a class with `__enter__`, a `@contextmanager` generator): there it skips the whole
+frame and the function runs eagerly. The grad-mode, autocast and profiler context
+managers are modelled, so a break under them is an ordinary one.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.checker import Finding
+
+# Families whose findings are graph breaks.
+_BREAK_FAMILIES = ("TL1", "TL2", "TL3", "TL4", "TL5")
+_CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+
+
+def _unmodelled_context_manager(block: cst.With, ctx) -> bool:
+    """A `with` whose context manager is this file's own class or `@contextmanager` function."""
+    for item in block.items:
+        expression = item.item
+        if not isinstance(expression, cst.Call) or not isinstance(expression.func, cst.Name):
+            continue
+        name = expression.func.value
+        if ctx.qualified_name(expression.func) is not None:
+            continue  # imported or builtin: not this file's
+        info = ctx.summary.classes.get(name)
+        if info is not None and "__enter__" in info.methods:
+            return True
+        for function in ctx.summary.functions:
+            if function.name == name and function.enclosing is ctx.summary.scope:
+                decorators = {ctx.qualified_name(d.decorator) for d in function.node.decorators}
+                if decorators & _CONTEXT_MANAGER_DECORATORS:
+                    return True
+    return False
+
+
+def _skips_frame(block: cst.CSTNode, ctx) -> bool:
+    if isinstance(block, cst.With):
+        return _unmodelled_context_manager(block, ctx)
+    return True  # loop and `try` bodies
+
+
+def breaks_by_block(findings: list[Finding], ctx) -> list[tuple[cst.CSTNode, list[Finding]]]:
+    """Each block that makes Dynamo skip the frame, with the breaks found in its body.
+
+    A break counts for its innermost such block only. Under `fullgraph=True` the compile
+    fails at the first break anyway, so there is nothing to skip.
+    """
+    if ctx.in_fullgraph:
+        return []
+    grouped: dict[int, tuple[cst.CSTNode, list[Finding]]] = {}
+    for finding in findings:
+        if not finding.rule.code.startswith(_BREAK_FAMILIES):
+            continue
+        block = next((b for b in reversed(finding.enclosing) if _skips_frame(b, ctx)), None)
+        if block is not None:
+            grouped.setdefault(id(block), (block, []))[1].append(finding)
+    return list(grouped.values())
+
+
+def describe(inner: list[Finding], where: str, function: str) -> str:
+    """The message: which break, where, and what it costs."""
+    first = inner[0]
+    more = f" and {len(inner) - 1} more" if len(inner) > 1 else ""
+    return (
+        f"a graph break {where} ({first.rule.code}{more}) makes Dynamo skip the whole function: "
+        f"`{function}` runs eagerly, uncompiled; fix the break or move it out of the block"
+    )
+
+
+def gb_ids_of(rule_ids: tuple[str, ...], inner: list[Finding]) -> tuple[str, ...]:
+    """The skip's own id, then the inner breaks' ids, each once."""
+    ids = list(rule_ids)
+    for finding in inner:
+        for gb_id in finding.gb_ids if finding.gb_ids is not None else finding.rule.gb_ids:
+            if gb_id not in ids:
+                ids.append(gb_id)
+    return tuple(ids)

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.checker import Finding
+from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of
+from torchlint.rules.base import Rule
+
+
+class BreakInTry(Rule):
+    code = "TL602"
+    name = "break-in-try"
+    message = "a graph break inside a `try` block makes Dynamo skip the whole function, which then runs eagerly"
+    suggestion = (
+        "fix the break inside the `try` (the related finding says how), or move the breaking call "
+        "out of the `try` block"
+    )
+    # Dynamo gives no type of its own: the skip is logged with the inner break's type.
+    wraps_breaks = True
+
+    def finish_function(self, findings: list[Finding], ctx) -> None:
+        for block, inner in breaks_by_block(findings, ctx):
+            if isinstance(block, (cst.Try, cst.TryStar)):
+                ctx.report(
+                    type(self),
+                    block,
+                    describe(inner, "inside this `try` block", ctx.function.qualname),
+                    related=tuple(inner),
+                    gb_ids=gb_ids_of(self.gb_ids, inner),
+                    header_only=True,
+                )
