@@ -147,3 +147,41 @@ def test_aliased_imports_resolve() -> None:
 )
 def test_related_calls_that_break_too(prelude: str, body: str, expected: list[str]) -> None:
     assert codes(in_forward(body, prelude)) == expected
+
+
+@pytest.mark.parametrize(
+    ("call", "reordered"),
+    [
+        ("print(x.shape)", "print"),
+        ("warnings.warn('slow path')", "warnings.warn"),
+        ("logging.info('step')", "logging.info"),
+    ],
+)
+def test_reorderable_logging_functions_silence_their_calls(call: str, reordered: str):
+    source = f"""
+import logging
+import warnings
+import torch
+
+@torch.compile
+def step(x):
+    {call}
+    return x
+"""
+    assert codes(source) != []
+    assert codes(source, reorderable_logging_functions=(reordered,)) == []
+
+
+def test_a_logger_method_is_not_reordered():
+    source = """
+import logging
+import torch
+
+log = logging.getLogger(__name__)
+
+@torch.compile
+def step(x):
+    log.info("step")
+    return x
+"""
+    assert codes(source, reorderable_logging_functions=("logging.info", "logging.Logger.info")) == ["TL102"]

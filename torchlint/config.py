@@ -46,6 +46,7 @@ class Settings:
     capture_scalar_outputs: bool | None = None
     capture_dynamic_output_shape_ops: bool | None = None
     trace_numpy: bool | None = None
+    trace_autograd_ops: bool | None = None
     reorderable_logging_functions: tuple[str, ...] = ()
 
 
@@ -108,6 +109,7 @@ _KEYS = {
     "capture-scalar-outputs": ("capture_scalar_outputs", _boolean),
     "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _boolean),
     "trace-numpy": ("trace_numpy", _boolean),
+    "trace-autograd-ops": ("trace_autograd_ops", _boolean),
     "reorderable-logging-functions": ("reorderable_logging_functions", _string_list),
 }
 

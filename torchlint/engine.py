@@ -77,8 +77,12 @@ def module_name(path: str, settings: Settings) -> str:
 
 
 @lru_cache(maxsize=64)
-def _checker(codes: frozenset[str], guard_functions: tuple[str, ...]) -> Checker:
-    rules = [rule for rule in all_rules() if rule.code in codes and rule.compiled_only]
+def _checker(
+    codes: frozenset[str], guard_functions: tuple[str, ...], torch_version: tuple[int, int] | None
+) -> Checker:
+    rules = [
+        rule for rule in all_rules() if rule.code in codes and rule.compiled_only and rule.applies_to(torch_version)
+    ]
     return Checker(rules, GuardEvaluator(guard_functions))
 
 
@@ -207,7 +211,8 @@ def _lint(
             if project is not None:
                 summary.dynamo_config = dict(project.dynamo_config)
             profile = compile_profile(settings, getattr(summary, "dynamo_config", None))
-            findings = _checker(enabled, settings.guard_functions).run(summary, regions, profile, project_facts=project)
+            checker = _checker(enabled, settings.guard_functions, profile.torch_version)
+            findings = checker.run(summary, regions, profile, project_facts=project)
             diagnostics = _diagnostics(findings, module, text, path)
     diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
     diagnostics.sort(key=Diagnostic.sort_key)

@@ -1,4 +1,4 @@
-"""The compile profile: the Dynamo settings a project compiles under.
+"""The compile profile: the torch version and Dynamo settings a project compiles under.
 
 Static rules and `torchlint verify` read the same profile, so a run of verify measures
 the rules under the settings they assume.
@@ -6,7 +6,10 @@ the rules under the settings they assume.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
 
 from torchlint.config import Settings
 
@@ -15,7 +18,10 @@ _DYNAMO_FLAGS = {
     "capture_scalar_outputs": "capture_scalar_outputs",
     "capture_dynamic_output_shape_ops": "capture_dynamic_output_shape_ops",
     "trace_numpy": "trace_numpy",
+    "trace_autograd_ops": "trace_autograd_ops",
 }
+
+TorchVersion = tuple[int, int]
 
 
 def dynamo_settings(settings: Settings) -> dict:
@@ -34,17 +40,45 @@ def dynamo_settings(settings: Settings) -> dict:
 
 @dataclass(frozen=True)
 class CompileProfile:
-    """The Dynamo settings the static rules assume; torch's defaults unless told otherwise."""
+    """The settings the static rules assume; torch's defaults unless told otherwise."""
 
     capture_scalar_outputs: bool = False
     capture_dynamic_output_shape_ops: bool = False
     trace_numpy: bool = True
+    trace_autograd_ops: bool = False
+    # Calls Dynamo moves out of the graph instead of breaking on ("print", "warnings.warn").
+    reorderable_logging_functions: frozenset[str] = frozenset()
+    # (major, minor) of the torch the code runs on; None when neither configured nor installed.
+    torch_version: TorchVersion | None = None
+
+    def reorders(self, *names: str) -> bool:
+        """Whether Dynamo reorders a call known by any of these names instead of breaking."""
+        return any(name in self.reorderable_logging_functions for name in names)
+
+
+def parse_version(text: str | None) -> TorchVersion | None:
+    match = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+@lru_cache(maxsize=1)
+def installed_torch_version() -> TorchVersion | None:
+    """The installed torch's version from its distribution metadata: torch is not imported."""
+    try:
+        return parse_version(metadata.version("torch"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def target_torch(settings: Settings) -> TorchVersion | None:
+    """`target-torch` from the configuration, else the installed torch."""
+    return parse_version(settings.target_torch) if settings.target_torch else installed_torch_version()
 
 
 def compile_profile(settings: Settings, dynamo_config: dict | None = None) -> CompileProfile:
     """Config keys win over `torch._dynamo.config.X = ...` assignments found in the code."""
     found = dynamo_config or {}
-    values = {}
+    values: dict = {}
     for attribute in _DYNAMO_FLAGS:
         configured = getattr(settings, attribute)
         assigned = found.get(attribute)
@@ -52,4 +86,8 @@ def compile_profile(settings: Settings, dynamo_config: dict | None = None) -> Co
             values[attribute] = configured
         elif isinstance(assigned, bool):
             values[attribute] = assigned
-    return CompileProfile(**values)
+    return CompileProfile(
+        **values,
+        reorderable_logging_functions=frozenset(settings.reorderable_logging_functions),
+        torch_version=target_torch(settings),
+    )

@@ -39,10 +39,22 @@ class Rule:
     # A rule that reports where other rules' breaks cost more (TL6xx) may have no id of its
     # own: its findings carry the inner breaks' ids.
     wraps_breaks: ClassVar[bool] = False
+    # The torch releases the rule applies to, as (major, minor): from `since` on, up to but
+    # not including `until`. The compile profile's torch version (`target-torch`, else the
+    # installed torch) picks the rules that run.
+    since: ClassVar[tuple[int, int] | None] = None
+    until: ClassVar[tuple[int, int] | None] = None
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
     # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.
     uses_kinds: ClassVar[bool] = False
+
+    @classmethod
+    def applies_to(cls, torch_version: tuple[int, int] | None) -> bool:
+        """Whether the rule predicts a break on this torch (an unknown torch: every rule runs)."""
+        if torch_version is None:
+            return True
+        return (cls.since is None or torch_version >= cls.since) and (cls.until is None or torch_version < cls.until)
 
     @classmethod
     def family(cls) -> str:

@@ -47,6 +47,9 @@ class LoggingInCompiledCode(Rule):
         if not isinstance(func, cst.Attribute):
             return
         module_function = func.attr.value in LOG_METHODS and ctx.qualified_name(func) == f"logging.{func.attr.value}"
+        # Dynamo reorders the logging module's functions when told to; a Logger's methods it does not.
+        if module_function and ctx.profile.reorders(f"logging.{func.attr.value}"):
+            return
         # Every Logger method breaks, `isEnabledFor` and `setLevel` as much as `info`.
         if module_function or is_logger(func.value, ctx):
             shown = shown_name(node)

@@ -32,7 +32,7 @@ class WarningInCompiledCode(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.qualified_name(node.func)
-        if name in WARN_FUNCTIONS:
+        if name in WARN_FUNCTIONS and not ctx.profile.reorders(name):
             shown = name.removeprefix("warnings.")
             ctx.report(
                 type(self),
