@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._untraceable_calls import report_call, spelled
+from torchlint.rules.base import Rule
+
+# torch 2.13 has no `torch.compiler` spelling of it.
+GRAPH_BREAK_FUNCTIONS = frozenset({"torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break"})
+
+
+class ExplicitGraphBreak(Rule):
+    code = "TL505"
+    name = "explicit-graph-break"
+    message = "`torch._dynamo.graph_break()` splits the graph on purpose; remove it once it is no longer needed"
+    suggestion = (
+        "delete the call; to see where Dynamo splits the graph without editing the code, run with "
+        "`TORCH_LOGS=graph_breaks` or `torchlint check`"
+    )
+    gb_ids = ("GB0025",)
+    gb_types = ("Call to `torch._dynamo.graph_break()`",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualified_name(node.func) in GRAPH_BREAK_FUNCTIONS:
+            report_call(
+                type(self),
+                node,
+                ctx,
+                f"`{spelled(node)}` in compiled code splits the graph on purpose",
+                "remove it once it is no longer needed",
+            )

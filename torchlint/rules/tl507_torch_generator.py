@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._tensor_methods import keyword
+from torchlint.rules._untraceable_calls import method_receiver, report_call
+from torchlint.rules.base import Rule
+
+GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
+_DEFAULT_GENERATORS = frozenset({"torch.default_generator", "torch.random.default_generator"})
+# Generator methods that return the generator, so `torch.Generator().manual_seed(0)` is one.
+_CHAINING_METHODS = frozenset({"manual_seed", "set_state"})
+_REMEDY = "use the global RNG seeded outside the compiled function, or draw the values in `__init__`"
+
+
+def _creation(node: cst.BaseExpression | None, ctx) -> bool:
+    """`torch.Generator(...)`, or `torch.Generator(...).manual_seed(...)` and the like."""
+    if not isinstance(node, cst.Call):
+        return False
+    if ctx.qualified_name(node.func) in GENERATOR_CLASSES:
+        return True
+    func = node.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _CHAINING_METHODS and _creation(func.value, ctx)
+
+
+def bound_generator(node: cst.BaseExpression | None, ctx) -> bool:
+    """A name or `self.<attr>` the file binds to a new generator, or torch's default one.
+
+    A generator made in the same expression is reported where it is made, not again.
+    """
+    if node is None or isinstance(node, cst.Call):
+        return False
+    return ctx.qualified_name(node) in _DEFAULT_GENERATORS or _creation(ctx.assigned_value(node), ctx)
+
+
+def _torch_call(node: cst.Call, ctx) -> bool:
+    """A torch function or a method (`t.normal_(...)`).
+
+    A function of this file that takes `generator=` is checked where it uses it.
+    """
+    name = ctx.qualified_name(node.func)
+    if name is not None:
+        return name.startswith("torch.")
+    return isinstance(node.func, cst.Attribute)
+
+
+class TorchGenerator(Rule):
+    code = "TL507"
+    name = "torch-generator"
+    message = "a `torch.Generator` in compiled code breaks the graph (Dynamo cannot trace one); " + _REMEDY
+    suggestion = (
+        "seed the global RNG before calling the compiled function (`torch.manual_seed(seed)`) and "
+        "drop `generator=`; values that must be the same on every call belong in a buffer made in "
+        "`__init__` with the generator"
+    )
+    gb_ids = ("GB0363", "GB7650", "GB0055")
+    gb_types = (
+        "An opaque object was created in the middle of the program.",
+        "torch.Generator method",
+        "Failed to convert args/kwargs to proxy",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        passed = keyword(node, "generator")
+        if ctx.qualified_name(node.func) in GENERATOR_CLASSES:
+            problem = "creating a `torch.Generator` in compiled code breaks the graph"
+        elif bound_generator(method_receiver(node), ctx):
+            problem = f"calling `.{node.func.attr.value}()` on a `torch.Generator` in compiled code breaks the graph"
+        elif passed is not None and bound_generator(passed.value, ctx) and _torch_call(node, ctx):
+            problem = (
+                "passing `generator=` to a torch RNG function in compiled code breaks the graph, "
+                "even for a generator made outside it"
+            )
+        else:
+            return
+        report_call(type(self), node, ctx, f"{problem} (Dynamo cannot trace a `torch.Generator`)", _REMEDY)
