@@ -11,9 +11,10 @@ class MathOnTensor(Rule):
     name = "math-on-tensor"
     message = "a `math` function on a tensor turns it into a Python number, which breaks the graph"
     suggestion = "use the torch function on the tensor: `torch.isnan(t)`, `torch.sqrt(t)`, `torch.floor(t)`"
-    # `math.isnan(t)` of a 0-d tensor is a data-dependent operator; of `t.item()`, an item call.
-    gb_ids = ("GB0033", "GB0124")
-    gb_types = ("Data dependent operator", "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+    # `math.isnan(t)` of a tensor is a data-dependent operator; `math.isnan(t.item())` breaks
+    # at the `.item()`, which TL301 reports.
+    gb_ids = ("GB0033",)
+    gb_types = ("Data dependent operator",)
     uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

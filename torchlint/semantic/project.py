@@ -48,6 +48,9 @@ class ProjectFacts:
     module_classes: dict[str, str] = field(default_factory=dict)
     # `torch._dynamo.config.<name> = <constant>` across all linted files
     dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
+    # module-level imports here, as the file spells them (`lookup`, `cache.lookup`), that
+    # name a disabled function of another linted file
+    disabled_imports: frozenset[str] = frozenset()
 
 
 class ProjectIndex:
@@ -286,7 +289,9 @@ class ProjectIndex:
         fullgraph = frozenset(qualname for where, qualname in self.fullgraph if where == path)
         if not outline.parsed and not compiled:
             return None
-        if outline.parsed and compiled.keys() == outline.compiled and fullgraph == outline.fullgraph:
+        disabled_imports = self.disabled_imports(path) if compiled else frozenset()
+        unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
+        if outline.parsed and unchanged and not disabled_imports:
             return None
         # What the file finds on its own once told which classes are modules; the rest is
         # compiled because of other files.
@@ -297,7 +302,23 @@ class ProjectIndex:
             fullgraph=fullgraph,
             module_classes=self._module_classes(path),
             dynamo_config=self.dynamo_config,
+            disabled_imports=disabled_imports,
         )
+
+    def disabled_imports(self, path: str) -> frozenset[str]:
+        """The module-level imports of ``path`` that name a disabled function of another file:
+        `lookup` for `from .cache import lookup`, `cache.lookup` for `from . import cache`."""
+        found = set()
+        for local, target in self.files[path].imports.items():
+            resolved = self.resolve(target)
+            if resolved is not None and resolved[0] == "function" and resolved[1] != path:
+                if (resolved[1], resolved[2]) in self.blocked:
+                    found.add(local)
+                continue
+            module = self._module_path(target)
+            if module is not None and module != path:
+                found.update(f"{local}.{name}" for name in self.files[module].disabled if "." not in name)
+        return frozenset(found)
 
     def _module_classes(self, path: str) -> dict[str, str]:
         found = {}

@@ -392,6 +392,18 @@ class _Index:
         return None
 
 
+def _rebound_to_disabled(function: FunctionInfo) -> bool:
+    """`helper = torch.compiler.disable(helper)` after `def helper`: callers get the wrapper."""
+    value = function.enclosing.assignments.get(function.name)
+    return (
+        isinstance(value, cst.Call)
+        and qualified_name(value.func, function.enclosing) in DISABLE_FUNCTIONS
+        and bool(value.args)
+        and isinstance(value.args[0].value, cst.Name)
+        and value.args[0].value.value == function.name
+    )
+
+
 def _matches_entry_point(dotted: str, entry: str) -> bool:
     return dotted == entry or dotted.endswith("." + entry)
 
@@ -413,6 +425,8 @@ class FileGraph:
             for decorator in function.node.decorators:
                 if _decorator_target(decorator.decorator, function.enclosing) in DISABLE_FUNCTIONS:
                     self.disabled.add(function)
+            if _rebound_to_disabled(function):
+                self.disabled.add(function)
         self._edges: dict[FunctionInfo, list[tuple[FunctionInfo | Ref, str]]] = {}
         self._entries: list[Entry] | None = None
 

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import weakref
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import with_fullgraph_note
+from torchlint.rules.base import Rule
+from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref, _Index
+from torchlint.semantic.scopes import dotted_name, lookup_scope
+from torchlint.semantic.summary import FileSummary, FunctionInfo
+
+_SUGGESTION = (
+    "make the helper a `torch.library.custom_op` with a `register_fake` (opaque to Dynamo but "
+    "kept in the graph), or call it before or after the compiled function"
+)
+
+
+def disabled_import(spelled: str, ctx) -> bool:
+    """Whether a module-level imported name (`lookup`, `cache.lookup`) is a disabled function
+    of another linted file. The project index tells, through ``ProjectFacts.disabled_imports``."""
+    names = ctx.project_facts.disabled_imports if ctx.project_facts is not None else None
+    return bool(names) and spelled in names
+
+
+def _calls_disable(value: cst.BaseExpression | None, ctx) -> bool:
+    """`torch.compiler.disable(fn)` and its spellings, as a value bound to a name."""
+    return isinstance(value, cst.Call) and ctx.qualified_name(value.func) in DISABLE_FUNCTIONS
+
+
+class CallToDisabledFunction(Rule):
+    code = "TL504"
+    name = "call-to-disabled-function"
+    message = (
+        "calling a `torch.compiler.disable`d function from compiled code breaks the graph; make it "
+        "a `torch.library.custom_op` with `register_fake`, or call it outside the compiled code"
+    )
+    suggestion = _SUGGESTION
+    # A plain call is GB0098; a bound method, a module's forward, an __init__ or a
+    # `recursive=False` disable is met while inlining and gives GB0099.
+    gb_ids = ("GB0098", "GB0099")
+    gb_types = (
+        "Skip calling `torch.compiler.disable()`d function",
+        "Skip inlining `torch.compiler.disable()`d function",
+    )
+
+    def __init__(self) -> None:
+        # One call index per file: building it walks the file's functions once.
+        self._indexes: weakref.WeakKeyDictionary[FileSummary, _Index] = weakref.WeakKeyDictionary()
+
+    def _index(self, ctx) -> _Index:
+        index = self._indexes.get(ctx.summary)
+        if index is None:
+            module_classes = getattr(ctx.project_facts, "module_classes", None) or {}
+            index = self._indexes[ctx.summary] = _Index(ctx.summary, module_classes)
+        return index
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.function is None:
+            return
+        spelled = dotted_name(node.func)
+        if spelled is None:
+            return
+        runs = self._disabled_target(node.func, spelled, ctx)
+        if runs is None:
+            return
+        shown = f"`{spelled}()`" if runs == spelled else f"`{spelled}()` runs `{runs}`, which"
+        ctx.report(
+            type(self),
+            node,
+            message=with_fullgraph_note(
+                f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
+                "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
+                "outside the compiled code",
+                ctx,
+            ),
+        )
+
+    def _disabled_target(self, func: cst.BaseExpression, spelled: str, ctx) -> str | None:
+        """What the call runs, named for the message, when that is a disabled function."""
+        # `helper = torch.compiler.disable(helper)`, `self.fast = torch.compiler.disable(self._fast)`
+        if _calls_disable(ctx.assigned_value(func), ctx):
+            return spelled
+        target = self._index(ctx).callee(func, ctx.function)
+        if isinstance(target, FunctionInfo):
+            if target not in ctx.regions.disabled:
+                return None
+            # `self.encoder(x)` runs Encoder.forward; `Box(y)` runs Box.__init__.
+            return spelled if target.name == spelled.rsplit(".", 1)[-1] else target.qualname
+        if isinstance(target, Ref) and target.kind == NAME and self._module_level(spelled, ctx):
+            return spelled if disabled_import(spelled, ctx) else None
+        return None
+
+    @staticmethod
+    def _module_level(spelled: str, ctx) -> bool:
+        head = spelled.split(".", 1)[0]
+        return lookup_scope(ctx.scope, head) is ctx.summary.scope

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import with_fullgraph_note
+from torchlint.rules._tensor_methods import tensor_method
+from torchlint.rules.base import Rule
+from torchlint.semantic.kinds import Kind
+
+# method -> (what goes wrong, the rewrite)
+_METHODS = {
+    "share_memory_": (
+        "Dynamo cannot move a tensor to shared memory while tracing",
+        "call `t.share_memory_()` once before compiling (in `__init__` or the caller)",
+    ),
+    "resize_": (
+        "Dynamo does not trace in-place resizing",
+        "allocate the tensor with its final shape (`t.new_empty(shape)`), or use `reshape`/`view`",
+    ),
+    "resize_as_": (
+        "Dynamo does not trace in-place resizing",
+        "allocate the tensor with its final shape (`torch.empty_like(other)`)",
+    ),
+    "is_inference": (
+        "Dynamo does not trace the inference-tensor check",
+        "decide `t.is_inference()` outside the compiled function and pass a Python bool",
+    ),
+}
+_STORAGE = "untyped_storage"
+# A storage's size is traced; its other methods are not.
+_TRACED_STORAGE_METHODS = frozenset({"size"})
+_NOT_TENSORS = (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE)
+
+
+def _is_storage(node: cst.BaseExpression | None, ctx) -> bool:
+    return isinstance(node, cst.Call) and tensor_method(node, frozenset({_STORAGE}), ctx) is not None
+
+
+class UntraceableTensorApi(Rule):
+    code = "TL518"
+    name = "untraceable-tensor-api"
+    message = (
+        "a tensor API Dynamo cannot trace (`grad_fn`, setting `requires_grad`, `share_memory_()`, "
+        "`resize_()`, storage methods, `is_inference()`) breaks the graph; do it outside the "
+        "compiled function"
+    )
+    suggestion = "do it before calling the compiled function and pass the result in"
+    # `grad_fn` skips the whole frame; the others are ordinary breaks.
+    gb_ids = ("GB0104", "GB0206", "GB0117", "GB0126", "GB0127", "GB0156", "GB0045")
+    gb_types = (
+        "Tensor with grad_fn()",
+        "setattr() on Tensor.requires_grad",
+        "Unhandled args for method",
+        "Unsupported Tensor.resize_() call",
+        "Unsupported Tensor.resize_as_() call",
+        "Unsupported method call",
+        "Encountered tensor.is_inference() during tracing",
+    )
+    uses_kinds = True
+
+    def _report(self, node: cst.CSTNode, ctx, api: str, why: str, rewrite: str) -> None:
+        message = f"{api} in compiled code breaks the graph ({why}); {rewrite}"
+        ctx.report(type(self), node, message=with_fullgraph_note(message, ctx), suggestion=rewrite)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        method = tensor_method(node, frozenset(_METHODS), ctx)
+        if method is not None:
+            self._report(node, ctx, f"`.{method}()`", *_METHODS[method])
+            return
+        func = node.func
+        # `t.untyped_storage()` itself traces; calling a method of the storage does not.
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value not in _TRACED_STORAGE_METHODS
+            and (_is_storage(func.value, ctx) or _is_storage(ctx.assigned_value(func.value), ctx))
+        ):
+            self._report(
+                node,
+                ctx,
+                f"`.{func.attr.value}()` of a tensor's `untyped_storage()`",
+                "Dynamo does not trace storages",
+                "use `t.numel() * t.element_size()` for the size in bytes, or inspect storages "
+                "outside the compiled function",
+            )
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if node.attr.value != "grad_fn" or ctx.kind_of(node.value) in _NOT_TENSORS:
+            return
+        self._report(
+            node,
+            ctx,
+            "reading `.grad_fn`",
+            "Dynamo skips the whole function when the tensor has one",
+            "test `t.requires_grad` instead of `t.grad_fn is not None`",
+        )
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            attribute = target.target
+            if (
+                isinstance(attribute, cst.Attribute)
+                and attribute.attr.value == "requires_grad"
+                and ctx.is_tensor(attribute.value)
+            ):
+                self._report(
+                    attribute,
+                    ctx,
+                    "setting `.requires_grad`",
+                    "Dynamo does not trace setattr on Tensor.requires_grad",
+                    "set it on the tensor before calling the compiled function, or `.detach()` it "
+                    "to stop gradients",
+                )
