@@ -65,6 +65,11 @@ class LintContext:
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
 
+    def short_circuits(self, node: cst.BooleanOperation) -> bool:
+        """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
+        left = self.guards.when_compiling(node.left, self.scope)
+        return left is (isinstance(node.operator, cst.Or))
+
     def kind_of(self, node: cst.BaseExpression) -> Kind:
         return self.kinds.kind_of(node) if self.kinds is not None else Kind.UNKNOWN
 
@@ -273,6 +278,9 @@ class Checker:
             if handlers:
                 for handler in handlers:
                     handler(node, ctx)
+            if isinstance(node, cst.BooleanOperation) and ctx.short_circuits(node):
+                self._expression(node.left, ctx)
+                return True
             if isinstance(node, cst.IfExp):
                 verdict = self.guards.when_compiling(node.test, ctx.scope)
                 if verdict is not None:

@@ -18,7 +18,8 @@ def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExp
     """
     if isinstance(condition, cst.BooleanOperation):
         yield from truthiness_sites(condition.left, ctx)
-        yield from truthiness_sites(condition.right, ctx)
+        if not ctx.short_circuits(condition):
+            yield from truthiness_sites(condition.right, ctx)
     elif isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
         yield from truthiness_sites(condition.expression, ctx)
     elif ctx.is_tensor(condition):

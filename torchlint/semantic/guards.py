@@ -25,6 +25,12 @@ GUARD_FUNCTIONS = frozenset(
 GUARD_NAMES = frozenset({"is_torchdynamo_compiling", "is_dynamo_compiling"})
 
 
+# What a name holding a guard's value may have been assigned from (names are followed by
+# `assigned_value` itself, which bounds alias chains).
+_GUARD_SHAPES = (cst.Call, cst.BooleanOperation, cst.UnaryOperation)
+_MAX_DEPTH = 16
+
+
 class GuardEvaluator:
     def __init__(self, extra_guards: tuple[str, ...] = ()) -> None:
         self.qualified = GUARD_FUNCTIONS | {g for g in extra_guards if "." in g}
@@ -38,19 +44,22 @@ class GuardEvaluator:
             return False
         return name in self.qualified or name.rsplit(".", 1)[-1] in self.bare
 
-    def when_compiling(self, test: cst.BaseExpression, scope: Scope) -> bool | None:
+    def when_compiling(self, test: cst.BaseExpression, scope: Scope, _depth: int = 0) -> bool | None:
         """The value of ``test`` while Dynamo traces, where the guards decide it."""
+        if _depth > _MAX_DEPTH:
+            return None  # `flag = flag or other`: give up rather than chase the name
         if self.is_guard_call(test, scope):
             return True
         if isinstance(test, cst.Name):
+            # `is_tracing = torch.jit.is_tracing() or is_torchdynamo_compiling()`
             value = assigned_value(test, scope)
-            return True if value is not None and self.is_guard_call(value, scope) else None
+            return self.when_compiling(value, scope, _depth + 1) if isinstance(value, _GUARD_SHAPES) else None
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self.when_compiling(test.expression, scope)
+            inner = self.when_compiling(test.expression, scope, _depth + 1)
             return None if inner is None else not inner
         if isinstance(test, cst.BooleanOperation):
-            left = self.when_compiling(test.left, scope)
-            right = self.when_compiling(test.right, scope)
+            left = self.when_compiling(test.left, scope, _depth + 1)
+            right = self.when_compiling(test.right, scope, _depth + 1)
             if isinstance(test.operator, cst.And):
                 if left is False or right is False:
                     return False

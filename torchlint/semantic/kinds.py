@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
-from torchlint.semantic.scopes import Scope, qualified_name
+from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 
@@ -44,7 +44,7 @@ _META_ATTRIBUTES = frozenset(
 _TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad"})
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "stride", "storage_offset"})
 _META_METHODS = frozenset(
-    {"is_contiguous", "is_floating_point", "is_complex", "get_device", "element_size", "is_pinned",
+    {"is_inference", "is_contiguous", "is_floating_point", "is_complex", "get_device", "element_size", "is_pinned",
      "is_signed", "has_names"}
 )
 # Tensor methods whose result is a Python value pulled out of the data.
@@ -63,6 +63,7 @@ _TENSOR_EVIDENCE = frozenset(
 # torch functions that do not return a tensor.
 _TORCH_NON_TENSOR = {
     "torch.is_tensor": PYTHON,
+    "torch.is_inference": META,
     "torch.is_floating_point": META,
     "torch.is_complex": META,
     "torch.is_grad_enabled": PYTHON,
@@ -191,10 +192,15 @@ def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:
 
 
 def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
-    """Unannotated parameters the body uses the way only a tensor can be used."""
+    """Unannotated parameters the body uses the way only a tensor can be used.
+
+    Calling what a tensor only has as data (`backend.shape(x)`) shows a namespace or a
+    backend object, whatever else it is asked for.
+    """
     from torchlint.cst_walk import walk
 
     found: set[str] = set()
+    not_tensors: set[str] = set()
 
     def visit(node: cst.CSTNode) -> bool | None:
         if (
@@ -204,10 +210,22 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
             and node.attr.value in _TENSOR_EVIDENCE
         ):
             found.add(node.value.value)
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in names
+            and node.func.attr.value in _NOT_CALLABLE_ON_TENSORS
+        ):
+            not_tensors.add(node.func.value.value)
         return None
 
     walk(function.body, visit)
-    return found
+    return found - not_tensors
+
+
+# Tensor attributes that are values, not methods: calling one means the object is no tensor.
+_NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "T", "data"})
 
 
 class FileKinds:
@@ -296,7 +314,9 @@ class KindEnv:
             if name == self_name:
                 self.names[name] = MODULE if self._owner_is_module() else UNKNOWN
             elif param.annotation is not None:
-                self.names[name] = _annotation_kind(param.annotation.annotation, self.function.enclosing)
+                annotation = param.annotation.annotation
+                kind = _annotation_kind(annotation, self.function.enclosing)
+                self.names[name] = MODULE if kind is UNKNOWN and self._names_module_class(annotation) else kind
             elif param.default is not None and _is_constant(param.default) and not (
                 isinstance(param.default, cst.Name) and param.default.value == "None"
             ):
@@ -310,6 +330,14 @@ class KindEnv:
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 self.names[star.name.value] = PYTHON
+
+    def _names_module_class(self, annotation: cst.BaseExpression) -> bool:
+        """`model: nn.Module`, or a class of this file with a `forward`."""
+        name = qualified_name(annotation, self.function.enclosing)
+        if name is not None:
+            return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+        info = self.file_kinds.summary.classes.get(dotted_name(annotation) or "")
+        return info is not None and "forward" in info.methods
 
     def _owner_is_module(self) -> bool:
         # Every method of a class with a `forward` is taken for a module method.
@@ -493,11 +521,16 @@ class KindEnv:
             return TENSOR
         if attribute in owner.methods:
             return UNKNOWN
-        value = owner.attribute_values.get(attribute)
-        if value is None:
+        history = owner.attribute_history.get(attribute)
+        if not history:
             return UNKNOWN
-        init = owner.methods.get("__init__")
-        return _attribute_value_kind(value, init.scope if init is not None else owner.scope)
+        # `self.x = self.x.to(device)` keeps what `self.x` was; the other assignments say what.
+        kinds = [
+            _attribute_value_kind(value, scope)
+            for value, scope in history
+            if not _refers_to_self_attribute(value, attribute)
+        ]
+        return _join(kinds) if kinds else UNKNOWN
 
     def _kind_Subscript(self, node: cst.Subscript) -> Kind:
         base = self.kind_of(node.value)
@@ -636,6 +669,8 @@ class KindEnv:
             )
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
             return self.is_mask(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self.is_mask(node.value)  # `mask[:, :, i]` is still boolean
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
             return self.is_mask(node.left) or self.is_mask(node.right)
         if isinstance(node, cst.Call):
@@ -645,6 +680,8 @@ class KindEnv:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
                 return self.kind_of(func.value) is TENSOR
+            if isinstance(func, cst.Attribute) and func.attr.value in _LAYOUT_METHODS:
+                return self.is_mask(func.value)  # a reshaped mask is a mask
         return False
 
 
@@ -653,6 +690,12 @@ _TORCH_SCALAR_MATH = frozenset(
      "torch.sub", "torch.mul", "torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min"}
 )
 _REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
+# What a tensor method gives when it gives no tensor.
+_TENSOR_METHOD_KINDS = {
+    **{name: SIZE for name in _SIZE_METHODS},
+    **{name: META for name in _META_METHODS},
+    **{name: PYTHON for name in _PYTHON_METHODS},
+}
 _TORCH_DTYPES = frozenset(
     {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32", "int64",
      "long", "int", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "float8_e4m3fn", "float8_e5m2"}
@@ -662,18 +705,56 @@ _MASK_FUNCTIONS = frozenset(
      "torch.logical_or", "torch.logical_not", "torch.logical_xor", "torch.isin", "torch.eq", "torch.ne",
      "torch.gt", "torch.lt", "torch.ge", "torch.le", "torch.isclose", "torch.signbit"}
 )
+_LAYOUT_METHODS = frozenset(
+    {"view", "reshape", "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "t", "transpose", "permute",
+     "contiguous", "clone", "detach"}
+)
 _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
      "logical_not", "isclose", "signbit"}
 )
 
 
-def _attribute_value_kind(value: cst.BaseExpression, scope: Scope) -> Kind:
-    """The kind of `self.<attr>` from what `__init__` assigned to it."""
+def _refers_to_self_attribute(value: cst.BaseExpression, attribute: str) -> bool:
+    """`self.<attribute>.to(...)`, `self.<attribute> * 2`: a value made from the attribute itself."""
+    while True:
+        if isinstance(value, cst.Call):
+            value = value.func
+        elif isinstance(value, (cst.Attribute, cst.Subscript)):
+            if (
+                isinstance(value, cst.Attribute)
+                and value.attr.value == attribute
+                and isinstance(value.value, cst.Name)
+            ):
+                return True
+            value = value.value
+        elif isinstance(value, cst.BinaryOperation):
+            return _refers_to_self_attribute(value.left, attribute) or _refers_to_self_attribute(value.right, attribute)
+        else:
+            return False
+
+
+def _attribute_value_kind(value: cst.BaseExpression, scope: Scope, depth: int = 0) -> Kind:
+    """The kind of `self.<attr>` from what a method assigned to it."""
     if _is_constant(value):
         return PYTHON
+    if depth > 4:
+        return UNKNOWN
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not isinstance(
+        value.func.value, (cst.Name, cst.Attribute)
+    ):
+        # `torch.from_numpy(t).to(device)`: a method of what the inner call made.
+        receiver = _attribute_value_kind(value.func.value, scope, depth + 1)
+        if receiver is TENSOR:
+            return _TENSOR_METHOD_KINDS.get(value.func.attr.value, TENSOR)
+        return UNKNOWN
+    if isinstance(value, cst.BinaryOperation):
+        return _arithmetic(
+            [_attribute_value_kind(value.left, scope, depth + 1), _attribute_value_kind(value.right, scope, depth + 1)]
+        )
     if isinstance(value, cst.Call):
-        name = qualified_name(value.func, scope) or ""
+        # A class of this file has no qualified name; its spelling still shows it is a class.
+        name = qualified_name(value.func, scope) or dotted_name(value.func) or ""
         if name == "torch.nn.Parameter" or name.startswith("torch.") and not name.startswith("torch.nn."):
             return TENSOR if name not in _TORCH_NON_TENSOR else _TORCH_NON_TENSOR[name]
         if name.startswith("torch.nn."):
@@ -687,7 +768,7 @@ def _attribute_value_kind(value: cst.BaseExpression, scope: Scope) -> Kind:
         return PYTHON
     if isinstance(value, cst.Attribute):
         return PYTHON if not (qualified_name(value, scope) or "").startswith("torch.") else UNKNOWN
-    if isinstance(value, (cst.BinaryOperation, cst.Tuple, cst.List, cst.Dict)):
+    if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
         return PYTHON
     return UNKNOWN
 

@@ -24,6 +24,8 @@ class ClassInfo:
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     # `self.<attr> = <expr>` anywhere in the class's methods
     attribute_values: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # every `self.<attr> = <expr>` of the class, with the scope of the method it is in
+    attribute_history: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(default_factory=dict)
 
     @property
     def bases(self) -> list[cst.BaseExpression]:
@@ -177,6 +179,7 @@ class _Summarizer:
             and value is not None
         ):
             function.owner_class.attribute_values[target.attr.value] = value
+            function.owner_class.attribute_history.setdefault(target.attr.value, []).append((value, scope))
             return
         for name in _target_names(target):
             scope.bind(name)

@@ -1,0 +1,153 @@
+"""The semantic model on patterns from real model code: guards held in names, short
+circuits, backends that look like tensors, masks, and attributes set outside `__init__`."""
+
+from __future__ import annotations
+
+from helpers import codes, findings
+
+
+def test_a_guard_held_in_a_name_rules_out_what_it_short_circuits():
+    source = """
+import torch
+from transformers.utils import is_torchdynamo_compiling
+
+@torch.compile
+def make_mask(mask: torch.Tensor):
+    is_tracing = torch.jit.is_tracing() or is_torchdynamo_compiling()
+    if not is_tracing and torch.all(mask == 1):
+        return None
+    skip = not is_tracing and mask.all()
+    if mask.any() and not is_tracing:
+        return mask
+    return mask
+"""
+    # Only `mask.any()` runs while compiling: it comes before the guard.
+    assert findings(source) == [("TL201", 11)]
+
+
+def test_an_or_with_a_guard_first_never_evaluates_the_rest():
+    source = """
+import torch
+
+@torch.compile
+def f(x: torch.Tensor):
+    if torch.compiler.is_compiling() or x.sum() > 0:
+        x = x + 1
+    return x
+"""
+    assert codes(source) == []
+
+
+def test_an_object_whose_shape_is_called_is_no_tensor():
+    source = """
+import torch
+
+def apply(backend, tensor, shape):
+    tensor = backend.reshape(tensor, shape)
+    sizes = backend.shape(tensor)
+    return backend.reshape(tensor, sizes)
+
+compiled = torch.compile(apply)
+"""
+    assert codes(source) == []
+
+
+def test_a_slice_of_a_mask_is_a_mask():
+    source = """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def forward(self, x):
+        return x.softmax(-1), x
+
+class Sparse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.router = Router()
+
+    def forward(self, hidden: torch.Tensor):
+        mask, probs = self.router(hidden)
+        mask = mask.bool()
+        out = torch.zeros_like(hidden)
+        out[mask[:, 0]] = hidden[mask[:, 0]] * 2
+        return out
+"""
+    # The write keeps the shape; the read does not.
+    assert findings(source) == [("TL403", 18)]
+
+
+def test_attributes_set_outside_init_keep_their_kind():
+    source = """
+import numpy as np
+import torch
+
+class Scheduler:
+    def __init__(self, n):
+        self.alphas_cumprod = torch.cumprod(torch.linspace(0.1, 0.9, n), dim=0)
+        self.timesteps = torch.from_numpy(np.arange(n))
+        self.steps = 2 * 3
+
+    def set_timesteps(self, steps, device=None):
+        self.timesteps = torch.from_numpy(np.arange(steps)).to(device)
+
+    def to(self, device):
+        self.alphas_cumprod = self.alphas_cumprod.to(device=device)
+
+    def step(self, timestep):
+        index = (self.timesteps == timestep).nonzero(as_tuple=True)[0][0]
+        if self.steps > 3:
+            index = index + 1
+        if index == self.timesteps.shape[0] - 1:
+            return self.alphas_cumprod[0]
+        return self.alphas_cumprod[1]
+"""
+    assert findings(source, entry_points=("Scheduler.step",)) == [("TL401", 18), ("TL201", 21)]
+
+
+def test_a_parameter_annotated_with_a_module_class_is_a_module():
+    source = """
+import copy
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+
+@torch.compile
+def distill(student: Net, teacher: nn.Module, x: torch.Tensor):
+    frozen = copy.deepcopy(student)
+    other = copy.deepcopy(teacher)
+    return frozen(x) + other(x)
+"""
+    assert codes(source) == ["TL503", "TL503"]
+
+
+def test_deepcopy_of_a_value_of_unknown_kind_is_silent():
+    source = """
+import copy
+import torch
+
+@torch.compile
+def generate(x: torch.Tensor, generation_config):
+    config = copy.deepcopy(generation_config)
+    return x * config.scale
+"""
+    assert codes(source) == []
+
+
+def test_a_name_assigned_from_itself_is_no_guard_and_no_crash():
+    source = """
+import torch
+
+@torch.compile
+def f(x: torch.Tensor, done):
+    done = done or torch.compiler.is_compiling()
+    done = not done
+    done = done or done
+    if done and x.sum() > 0:
+        x = x + 1
+    return x
+"""
+    assert codes(source) == ["TL201"]
