@@ -223,10 +223,32 @@ def report(data: dict, figures: dict, site: Path, seconds: dict) -> str:
         f"{'rule ' + m['rule'] if m['rule'] else 'no rule'})"
         for m in data["misses"]
     ] or ["  none"]
+    lines += traced_report(data, site)
     errors = [t for t in data["targets"] if t["status"] != "ok"]
     lines += [""] * bool(errors) + [f"error in {t['id']}: {t['error']}" for t in errors]
     lines += ["", "seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())]
     return "\n".join(lines)
+
+
+def traced_report(data: dict, site: Path) -> list[str]:
+    """The rules apart from region inference: every function that ran counts as compiled."""
+    traced = data.get("traced_regions")
+    if not traced:
+        return []
+    lines = ["", "with every function that ran taken as compiled (the rules alone, without region inference):"]
+    for family, s in {"all": traced["summary"], **traced["families"]}.items():
+        lines.append(
+            f"  {family:<6} {s['breaks']:>6} breaks {s['findings']:>4} findings {s['matched']:>4} matched "
+            f"{s['false_positives']:>3} FP {s['misses']:>3} misses  precision {fmt(s['precision'])} "
+            f"recall {fmt(s['recall'])}"
+        )
+    lines += [f"  false positive: {where(f, site)}: {f['code']} {f['message']}" for f in traced["false_positives"]]
+    lines += [
+        f"  miss: {where(m, site)}: {m['gb_type']} ({m['gb_id'] or 'no id'}; "
+        f"{'rule ' + m['rule'] if m['rule'] else 'no rule'})"
+        for m in traced["misses"]
+    ]
+    return lines
 
 
 def relative_lists(data: dict, site: Path) -> dict:
@@ -275,6 +297,7 @@ def main() -> None:
             "seconds": {k: round(v, 1) for k, v in seconds.items()},
             "summary": data["summary"],
             "by_library": figures,
+            "traced_regions": data.get("traced_regions"),
             **relative_lists(data, site),
         }
         options.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

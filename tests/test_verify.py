@@ -123,7 +123,8 @@ def test_breaks_are_blamed_on_user_lines_even_after_an_empty_graph_and_in_loops(
     assert breaks[9]["file"] == str((tmp_path / "model.py").resolve())
     assert breaks[9]["matched_by"] == ["TL102"]
     # The print follows an empty graph and sits in a loop: explain() alone misses it.
-    assert breaks[11]["matched_by"] == ["TL101"]
+    # The print is matched by its own rule first, then by the loop it makes Dynamo skip.
+    assert breaks[11]["matched_by"] == ["TL101", "TL601"]
     assert breaks[11]["gb_id"] and breaks[11]["gb_id"].startswith("GB")
     assert report["targets"][0]["fullgraph"]["ok"] is False
 
@@ -298,3 +299,41 @@ def test_missing_path_is_an_error(tmp_path):
     completed = verify("nowhere.py::block", cwd=tmp_path)
     assert completed.returncode == 2
     assert "nowhere.py" in completed.stderr
+
+
+@needs_torch
+def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
+    # The scheduler reaches `forward` as an argument: torchlint cannot see its class, so the
+    # print in `step` is a region miss, which the traced view (every function that ran) finds.
+    write(
+        tmp_path / "model.py",
+        """
+        import torch
+
+
+        class Scheduler:
+            def step(self, x):
+                print("stepping")
+                return x * 0.5
+
+
+        class Loop(torch.nn.Module):
+            def __init__(self, scheduler):
+                super().__init__()
+                self.scheduler = scheduler
+
+            def forward(self, x):
+                return self.scheduler.step(x + 1)
+
+
+        def torchlint_targets():
+            return {"loop": (Loop(Scheduler()), (torch.randn(3),))}
+        """,
+    )
+    report = verify_json("model.py", cwd=tmp_path, expect_exit=1)
+    assert report["summary"]["misses"] == 1 and report["summary"]["matched"] == 0
+    traced = report["traced_regions"]
+    assert traced["summary"]["misses"] == 0 and traced["summary"]["matched"] == 1
+    assert traced["summary"]["recall"] == 1.0
+    text = verify("model.py", cwd=tmp_path).stdout
+    assert "with every function that ran taken as compiled: 1 matched" in text

@@ -146,6 +146,8 @@ class Comparison:
     covered_breaks: list[dict]
     misses: list[dict]
     annotations: list[dict]
+    # The same runs compared with every function that ran taken for compiled code.
+    traced: Comparison | None = None
 
     @property
     def errors(self) -> list[TargetResult]:
@@ -205,7 +207,9 @@ def compare(
         for brk in breaks:
             if brk["file"]:
                 broke.setdefault(brk["file"], set()).add(brk["line"])
-            codes = [d.code for d in findings if _matches(d, brk)]
+            # The break's own rule first, then a TL6xx finding that reports on it: a break
+            # belongs to the family of the rule that names it.
+            codes = [d.code for d in sorted(findings, key=lambda d: bool(d.related)) if _matches(d, brk)]
             target.breaks.append((brk, codes))
             all_breaks.setdefault(_break_key(brk), brk)
             if codes:

@@ -89,6 +89,21 @@ def as_json(comparison: Comparison, settings: dict) -> dict:
         "false_positives": [_finding_json(d) for d in comparison.false_positives],
         "misses": [{**brk, "rule": rule_for_gb_type(brk["gb_type"])} for brk in comparison.misses],
         "annotations": comparison.annotations,
+        **_traced_json(comparison),
+    }
+
+
+def _traced_json(comparison: Comparison) -> dict:
+    traced = comparison.traced
+    if traced is None:
+        return {}
+    return {
+        "traced_regions": {
+            "summary": _summary(traced),
+            "families": _families(traced),
+            "false_positives": [_finding_json(d) for d in traced.false_positives],
+            "misses": [{**brk, "rule": rule_for_gb_type(brk["gb_type"])} for brk in traced.misses],
+        }
     }
 
 
@@ -133,6 +148,13 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
         lines.append(
             f"  {family}: precision {_fmt(stats['precision'])}, recall {_fmt(stats['recall'])} "
             f"({stats['matched']} matched, {stats['false_positives']} FP, {stats['misses']} missed)"
+        )
+    if comparison.traced is not None:
+        traced = _summary(comparison.traced)
+        lines.append(
+            f"with every function that ran taken as compiled: {traced['matched']} matched, "
+            f"{traced['false_positives']} false positives, {traced['misses']} missed; "
+            f"precision {_fmt(traced['precision'])}, recall {_fmt(traced['recall'])}"
         )
     if comparison.false_positives:
         lines += ["", "false positives (ran, reported, Dynamo did not break):"]

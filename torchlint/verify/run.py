@@ -11,10 +11,12 @@ from pathlib import Path
 from torchlint.config import ConfigResolver
 from torchlint.diagnostic import Diagnostic
 from torchlint.discovery import discover
+from torchlint.engine import module_name
 from torchlint.profile import dynamo_settings
 from torchlint.runner import check_file
 from torchlint.verify.compare import Comparison, compare
 from torchlint.verify.pool import Job, Worker, WorkerFailed, run_jobs
+from torchlint.verify.traced import functions_that_ran
 from torchlint.verify.targets import TargetFile, declares_targets, parse_target_argument
 
 
@@ -108,19 +110,30 @@ def verify(
     # What verify compiles is compiled code for the static side too (`model.generate`,
     # a scheduler's `step`): the targets' functions join the configured entry points.
     compiled = tuple(sorted({r.get("compiled") for _, r in results if r.get("compiled")}))
+    ran: dict[str, set[int]] = {}
+    for _, response in results:
+        for path, lines in response.get("executed", {}).items():
+            ran.setdefault(path, set()).update(lines)
 
-    @lru_cache(maxsize=None)
-    def lint(path: str) -> list[Diagnostic]:
-        if not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
-            return []
-        settings = resolver.for_path(Path(path))
-        settings = replace(settings, entry_points=settings.entry_points + compiled)
-        return check_file(Path(path), settings).diagnostics
+    def linter(traced: bool) -> Callable[[str], list[Diagnostic]]:
+        @lru_cache(maxsize=None)
+        def lint(path: str) -> list[Diagnostic]:
+            if not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
+                return []
+            settings = resolver.for_path(Path(path))
+            extra = compiled
+            if traced:
+                module = module_name(path, settings)
+                extra += tuple(f"{module}.{name}" for name in sorted(functions_that_ran(path, ran.get(path, set()))))
+            return check_file(Path(path), replace(settings, entry_points=settings.entry_points + extra)).diagnostics
+
+        return lint
 
     unique = dict.fromkeys(f.path for f in files)
     annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
     partly_run = frozenset(f.path for f in files if f.only is not None) - {f.path for f in files if f.only is None}
-    comparison = compare(results, lint, annotated, partly_run)
+    comparison = compare(results, linter(traced=False), annotated, partly_run)
+    comparison.traced = compare(results, linter(traced=True), [], partly_run)
     settings = {
         "torch_version": torch_version,
         "device": options.device,
