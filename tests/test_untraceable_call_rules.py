@@ -303,3 +303,34 @@ def test_a_lock_under_fullgraph_fails_rather_than_skips() -> None:
     """
     (message,) = messages(source)
     assert "skip" not in message and message.endswith("under `fullgraph=True` the compile fails")
+
+
+@pytest.mark.parametrize(
+    ("prelude", "body"),
+    [
+        ("import json\n", "key = json.dumps([1, 2])"),
+        ("import pickle\n", "blob = pickle.dumps(3)"),
+        ("from hashlib import sha1\n", "digest = sha1(b'x').hexdigest()"),
+        ("import os\n", "found = os.path.exists('ckpt.pt')"),
+        ("import os.path as osp\n", "found = osp.isfile('ckpt.pt')"),
+        ("import datetime\n", "stamp = datetime.datetime.now()"),
+        ("from datetime import date\n", "day = date.today()"),
+        ("import sys\n", "size = sys.getsizeof(3)"),
+    ],
+)
+def test_untraceable_stdlib_calls(prelude: str, body: str) -> None:
+    assert codes(in_forward(body, prelude)) == ["TL520"]
+
+
+@pytest.mark.parametrize(
+    ("prelude", "body"),
+    [
+        ("import os\n", "path = os.path.join('a', 'b')"),
+        ("import os\n", "debug = os.environ.get('DEBUG')"),
+        ("import re\n", "ok = re.match('a', 'abc')"),
+        ("import struct\n", "packed = struct.pack('i', 1)"),
+        ("import json\n", "json = {'a': 1}\n        key = json.get('a')"),  # a local dict named json
+    ],
+)
+def test_traced_stdlib_calls_stay_silent(prelude: str, body: str) -> None:
+    assert codes(in_forward(body, prelude)) == []

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._untraceable_calls import report_call, spelled
+from torchlint.rules.base import Rule
+
+# Standard-library modules Dynamo skips as a whole: any function of theirs breaks.
+_SKIPPED_MODULES = ("json", "pickle", "uuid", "hashlib", "gc", "traceback", "glob", "base64", "zlib")
+# Functions of modules Dynamo otherwise traces (`os.environ`, `os.path.join` are fine).
+_SKIPPED_FUNCTIONS = frozenset(
+    {
+        "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.path.getmtime",
+        "os.listdir", "os.scandir", "os.stat", "os.getpid", "os.cpu_count", "os.makedirs",
+        "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today",
+        "sys.getsizeof",
+    }
+)
+
+
+def _skipped(name: str | None) -> bool:
+    if name is None:
+        return False
+    return name in _SKIPPED_FUNCTIONS or name.split(".", 1)[0] in _SKIPPED_MODULES and "." in name
+
+
+class UntraceableStdlibCall(Rule):
+    code = "TL520"
+    name = "untraceable-stdlib-call"
+    message = (
+        "a call into a standard-library module Dynamo does not trace (`json`, `pickle`, `hashlib`, the "
+        "file system, the clock of `datetime`) breaks the graph; call it outside and pass the result in"
+    )
+    suggestion = (
+        "do the work outside the compiled function and pass the result in, or keep it in Python values "
+        "Dynamo traces (`tuple(x.shape)` as a key rather than `json.dumps(list(x.shape))`)"
+    )
+    gb_ids = ("GB0007", "GB0156")
+    gb_types = ("Attempted to call function marked as skipped", "Unsupported method call")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.qualified_name(node.func)
+        if _skipped(name):
+            module = name.split(".", 1)[0]
+            report_call(
+                type(self),
+                node,
+                ctx,
+                f"`{spelled(node)}` in compiled code breaks the graph (Dynamo does not trace `{module}`)",
+                "call it outside the compiled function and pass the result in",
+            )
