@@ -1,0 +1,191 @@
+"""What the TL5xx value rules share: what a name held before this statement, what the
+items of an iterable are, and names bound for a moment (a lambda's parameter).
+
+`ctx.assigned_value` gives a name's last assignment anywhere in its scope; in
+`rows = sorted(rows, key=...)` that is the `sorted` call itself. These rules ask for the
+assignment that ran before the statement being checked instead.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import libcst as cst
+
+from torchlint.rules._data_dependent import with_fullgraph_note
+from torchlint.semantic.kinds import Kind
+
+_MAX_DEPTH = 6
+_SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"})
+_TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+# Calls that hand back the items of their first argument.
+_SAME_ITEMS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"})
+
+
+def report(rule, node: cst.CSTNode, ctx, message: str, suggestion: str | None = None) -> None:
+    """Report ``message``, noting that a `fullgraph=True` compile fails."""
+    ctx.report(rule, node, with_fullgraph_note(message, ctx), suggestion)
+
+
+def autograd_ops_traced(ctx) -> bool:
+    """`torch._dynamo.config.trace_autograd_ops = True` in the project's code or config."""
+    return ctx.profile.trace_autograd_ops
+
+
+# -- what a name held ---------------------------------------------------------------
+
+_Assignment = tuple[int, cst.BaseExpression, cst.CSTNode]  # (statement order, value, statement)
+
+
+@functools.lru_cache(maxsize=32)
+def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, list[_Assignment]]]:
+    """The function's statements numbered in source order, and its `name = value`
+    assignments by name. Worked out once per function: rules ask for many names."""
+    order: dict[int, int] = {}
+    by_name: dict[str, list[_Assignment]] = {}
+
+    def run(suite: cst.BaseSuite) -> None:
+        statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+        for statement in statements:
+            index = order[id(statement)] = len(order)
+            if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        for target in small.targets:
+                            if isinstance(target.target, cst.Name):
+                                by_name.setdefault(target.target.value, []).append((index, small.value, statement))
+            elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                for block in _blocks(statement):
+                    run(block)
+
+    run(function.body)
+    return order, by_name
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _blocks(orelse)
+    elif orelse is not None:
+        yield orelse.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
+
+
+def value_before(
+    node: cst.BaseExpression, ctx, stop: cst.CSTNode | None = None
+) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
+    """What a local name was last assigned before ``stop`` (the current statement by
+    default), in source order, with the assigning statement; for a module global or
+    `self.<attr>`, what it was assigned."""
+    if isinstance(node, cst.Name) and ctx.function is not None and node.value in ctx.function.scope.bindings:
+        order, by_name = _assignments(ctx.function.node)
+        limit = order.get(id(stop or ctx.statement), len(order))
+        earlier = [(value, statement) for index, value, statement in by_name.get(node.value, ()) if index < limit]
+        return earlier[-1] if earlier else (None, None)
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        return ctx.assigned_value(node), None
+    return None, None
+
+
+# -- the items of an iterable -------------------------------------------------------
+
+
+@contextmanager
+def bound(ctx, kinds: dict[str, Kind]) -> Iterator[None]:
+    """Names holding the given kinds while the block runs (a lambda's or a
+    comprehension's own names), as they were afterwards."""
+    env = ctx.kinds
+    if env is None:
+        yield
+        return
+    saved = {name: env.names[name] for name in kinds if name in env.names}
+    env.names.update(kinds)
+    try:
+        yield
+    finally:
+        for name in kinds:
+            env.names.pop(name, None)
+        env.names.update(saved)
+
+
+def _names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names(element.value)
+
+
+def _annotation_items(annotation: cst.BaseExpression, ctx) -> Kind:
+    """`list[torch.Tensor]`, `Sequence[Tensor]`, `tuple[Tensor, ...]`: tensors."""
+    if not isinstance(annotation, cst.Subscript) or not annotation.slice:
+        return Kind.UNKNOWN
+    container = ctx.qualified_name(annotation.value) or ""
+    inner = annotation.slice[0].slice
+    if container.rsplit(".", 1)[-1] in _SEQUENCE_TYPES and isinstance(inner, cst.Index):
+        if ctx.qualified_name(inner.value) in _TENSOR_ANNOTATIONS:
+            return Kind.TENSOR
+    return Kind.UNKNOWN
+
+
+def _parameter_items(name: cst.Name, ctx) -> Kind:
+    function = ctx.function.node if ctx.function is not None else None
+    if function is None:
+        return Kind.UNKNOWN
+    params = [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+    for param in params:
+        if param.name.value == name.value and param.annotation is not None:
+            return _annotation_items(param.annotation.annotation, ctx)
+    return Kind.UNKNOWN
+
+
+def _comprehension_items(node: cst.ListComp | cst.GeneratorExp | cst.SetComp, ctx, depth: int, stop) -> Kind:
+    names: dict[str, Kind] = {}
+    clause = node.for_in
+    while clause is not None:
+        each = item_kind(clause.iter, ctx, depth + 1, stop)
+        names.update((name, each) for name in _names(clause.target))
+        clause = clause.inner_for_in
+    with bound(ctx, names):
+        return ctx.kind_of(node.elt)
+
+
+def item_kind(node: cst.BaseExpression, ctx, depth: int = 0, stop: cst.CSTNode | None = None) -> Kind:
+    """The kind of the items iterating ``node`` gives: TENSOR for a tensor's rows, a
+    list of tensors, `x.unbind(0)`; UNKNOWN without evidence. Names are looked up as they
+    were before ``stop`` (the current statement by default)."""
+    if depth > _MAX_DEPTH:
+        return Kind.UNKNOWN
+    if ctx.kind_of(node) is Kind.TENSOR:
+        return Kind.TENSOR  # rows of a tensor; `chunk`/`unbind`/`split` give tensors too
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        kinds = {
+            item_kind(e.value, ctx, depth + 1, stop) if isinstance(e, cst.StarredElement) else ctx.kind_of(e.value)
+            for e in node.elements
+        }
+        return Kind.TENSOR if kinds == {Kind.TENSOR} else Kind.UNKNOWN
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return _comprehension_items(node, ctx, depth, stop)
+    if isinstance(node, cst.Call):
+        args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if ctx.qualified_name(node.func) in _SAME_ITEMS and args:
+            return item_kind(args[0], ctx, depth + 1, stop)
+        return Kind.UNKNOWN
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        value, statement = value_before(node, ctx, stop)
+        if value is not None:
+            return item_kind(value, ctx, depth + 1, statement or stop)
+        if isinstance(node, cst.Name):
+            return _parameter_items(node, ctx)
+    return Kind.UNKNOWN

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._side_effects import shown_name
+from torchlint.rules._untraceable_values import autograd_ops_traced, report
+from torchlint.rules.base import Rule
+
+_GRAD = "torch.autograd.grad"
+
+
+class AutogradGradInCompiledCode(Rule):
+    code = "TL508"
+    name = "autograd-grad-in-compiled-code"
+    message = (
+        "`torch.autograd.grad()` in compiled code breaks the graph (Dynamo does not trace it while "
+        "`trace_autograd_ops` is off); use `torch.func.grad`, or set "
+        "`torch._dynamo.config.trace_autograd_ops = True`"
+    )
+    suggestion = (
+        "`g = torch.func.grad(lambda w: loss_fn(w, x))(weight)` computes the same gradient inside "
+        "the graph (and stays differentiable, as with `create_graph=True`); or set "
+        "`torch._dynamo.config.trace_autograd_ops = True` before compiling"
+    )
+    gb_ids = ("GB9186",)
+    gb_types = ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualified_name(node.func) != _GRAD or autograd_ops_traced(ctx):
+            return
+        report(
+            type(self),
+            node,
+            ctx,
+            f"`{shown_name(node)}()` in compiled code breaks the graph (Dynamo does not trace it while "
+            "`trace_autograd_ops` is off); use `torch.func.grad`, or set "
+            "`torch._dynamo.config.trace_autograd_ops = True`",
+        )

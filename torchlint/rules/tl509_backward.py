@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._untraceable_values import autograd_ops_traced, report
+from torchlint.rules.base import Rule
+from torchlint.semantic.kinds import Kind
+
+_AUTOGRAD_BACKWARD = "torch.autograd.backward"
+_REMEDY = "return the loss and call `.backward()` on it outside the compiled function"
+
+
+class BackwardInCompiledCode(Rule):
+    code = "TL509"
+    name = "backward-in-compiled-code"
+    message = f"`.backward()` in compiled code breaks the graph; {_REMEDY}"
+    suggestion = (
+        "let the compiled function return the loss (`return loss`) and run `loss.backward()` and "
+        "the optimizer step in the eager training loop: the backward still runs compiled"
+    )
+    # `t.backward()` breaks only while `trace_autograd_ops` is off (GB0123);
+    # `torch.autograd.backward()` is a skipped function whatever the setting (GB0007).
+    gb_ids = ("GB0123", "GB0007")
+    gb_types = ("Unsupported Tensor.backward() call", "Attempted to call function marked as skipped")
+    uses_kinds = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if ctx.qualified_name(func) == _AUTOGRAD_BACKWARD:
+            report(
+                type(self),
+                node,
+                ctx,
+                "`torch.autograd.backward()` in compiled code breaks the graph (Dynamo skips it); " + _REMEDY,
+            )
+        elif (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "backward"
+            and ctx.kind_of(func.value) is Kind.TENSOR
+            and not autograd_ops_traced(ctx)
+        ):
+            report(
+                type(self),
+                node,
+                ctx,
+                "`.backward()` on a tensor in compiled code breaks the graph (Dynamo does not trace it "
+                f"while `trace_autograd_ops` is off); {_REMEDY}",
+            )

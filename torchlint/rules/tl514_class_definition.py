@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules._untraceable_values import report
+from torchlint.rules.base import Rule
+
+
+class ClassDefinitionInCompiledCode(Rule):
+    code = "TL514"
+    name = "class-definition-in-compiled-code"
+    message = "a `class` statement in compiled code breaks the graph; define the class at module level"
+    suggestion = "move the class (a local result type, a helper) to module level and use it from there"
+    # torch 2.11 on Python 3.12 stops at the class body's bytecode instead (GB0082).
+    gb_ids = ("GB8977", "GB0082")
+    gb_types = ("Invalid call to __build_class__", "Missing bytecode handler")
+
+    def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
+        # The checker shows a nested class statement to the rules without entering its body.
+        # The whole statement is reported: building the class is its instructions together.
+        report(
+            type(self),
+            node,
+            ctx,
+            f"`class {node.name.value}` in compiled code breaks the graph (Dynamo cannot build a class "
+            "while tracing); define the class at module level",
+        )
