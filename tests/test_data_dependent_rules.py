@@ -229,3 +229,8 @@ def test_staticmethod_first_parameter_is_not_self():
             return self._indices(x > 0)
     """
     assert codes(source) == ["TL401"]
+
+
+def test_a_dict_keyed_by_tensors_is_no_python_index():
+    source = in_forward("cache = {y: 1.0}\n        y = y * cache[y]")
+    assert codes(source) == []

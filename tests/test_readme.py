@@ -32,3 +32,18 @@ def test_readme_documents_every_config_key() -> None:
     readme = (ROOT / "README.md").read_text()
     for key in _KEYS:
         assert f"\n{key} = " in readme, key
+
+
+def test_readme_rules_table_lists_every_rule_with_its_ids() -> None:
+    import re
+
+    from torchlint.rules import all_rules
+
+    readme = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| \[(TL\d{3})\]\(rules/[^)]+\) \| [^|]+ \| .+ \| ([^|]*) \|$", readme, re.MULTILINE))
+    for rule in all_rules():
+        assert rule.code in rows, f"README's rules table has no row for {rule.code}"
+        listed = [item.strip() for item in rows[rule.code].split(",")]
+        if rule.gb_ids:
+            assert listed == list(rule.gb_ids), f"{rule.code}: README lists {listed}, the rule {rule.gb_ids}"
+    assert set(rows) == {rule.code for rule in all_rules()}

@@ -13,8 +13,9 @@ class DataPtrUse(Rule):
     name = "data-ptr-use"
     message = "using `.data_ptr()` in compiled code breaks the graph (Dynamo has no real address to give)"
     suggestion = "compare storage outside the compiled function and pass the result in as a Python bool"
-    gb_ids = ("GB5976", "GB0088")
-    gb_types = ("Data pointer comparison", "Observed exception")
+    # torch 2.11 reports a comparison of two pointers as GB0023.
+    gb_ids = ("GB5976", "GB0088", "GB0023")
+    gb_types = ("Data pointer comparison", "Observed exception", "Builtin `operator.*` comparison with constant `self` failed")
     uses_kinds = True
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:

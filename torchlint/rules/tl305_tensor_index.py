@@ -18,6 +18,11 @@ def _python_container(node: cst.BaseExpression, ctx) -> bool:
     return isinstance(value, (cst.List, cst.Tuple, cst.ListComp))
 
 
+def _dict(node: cst.BaseExpression, ctx) -> bool:
+    """A dict keyed by tensors looks them up by identity, which Dynamo traces."""
+    return isinstance(node, (cst.Dict, cst.DictComp)) or isinstance(ctx.assigned_value(node), (cst.Dict, cst.DictComp))
+
+
 class TensorAsPythonIndex(Rule):
     code = "TL305"
     name = "tensor-as-python-index"
@@ -30,11 +35,13 @@ class TensorAsPythonIndex(Rule):
         "tensor (`torch.tensor(values)[i]`) rather than a list"
     )
     # `range(t)` fails as a builtin call (GB0059).
-    gb_ids = ("GB0124", "GB0033", "GB0059")
+    # torch 2.11 reports a list indexed with a tensor as GB0070.
+    gb_ids = ("GB0124", "GB0033", "GB0059", "GB0070")
     gb_types = (
         "Unsupported Tensor.item() call with capture_scalar_outputs=False",
         "Data dependent operator",
         "Failed to trace builtin operator",
+        "Indexing list with non-scalar tensor",
     )
     uses_kinds = True
 
@@ -53,8 +60,8 @@ class TensorAsPythonIndex(Rule):
             elif isinstance(index, cst.Index) and ctx.is_tensor(index.value):
                 if container_is_list is None:
                     # Lists, tuples and `nn.ModuleList`s need a Python int; tensors take tensor indices.
-                    container_is_list = ctx.kind_of(node.value) in (Kind.PYTHON, Kind.MODULE) or _python_container(
-                        node.value, ctx
+                    container_is_list = not _dict(node.value, ctx) and (
+                        ctx.kind_of(node.value) in (Kind.PYTHON, Kind.MODULE) or _python_container(node.value, ctx)
                     )
                 if container_is_list:
                     ctx.report(type(self), node)

@@ -45,13 +45,15 @@ class DeepcopyInCompiledCode(Rule):
     )
     # `deepcopy` of a tensor or module: GB4198. `copy.copy` breaks on anything: a tensor
     # (GB0208), a module (GB0008), a list or dict (GB0007).
-    gb_ids = ("GB4198", "GB0208", "GB0008", "GB0007")
+    # torch 2.11 reports a deep copy of a tensor as GB0179.
+    gb_ids = ("GB4198", "GB0208", "GB0008", "GB0007", "GB0179")
     uses_kinds = True
     gb_types = (
         "Attempted to copy.deepcopy a tensor",
         "torch.* op returned non-Tensor",
         "Attempted to inline function marked as skipped",
         "Attempted to call function marked as skipped",
+        "copy.deepcopy()",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
