@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator, always_exits
 from torchlint.semantic.kinds import FileKinds, Kind, KindEnv
-from torchlint.semantic.regions import Regions
+from torchlint.semantic.regions import CallIndex, Regions
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
 
@@ -75,6 +76,12 @@ class LintContext:
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.kind_of(node) is Kind.TENSOR
+
+    @functools.cached_property
+    def call_index(self) -> CallIndex:
+        """Resolves calls to the file's functions and classes; built once per file, on first use."""
+        module_classes = self.project_facts.module_classes if self.project_facts is not None else {}
+        return CallIndex(self.summary, module_classes)
 
     @property
     def in_fullgraph(self) -> bool:

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-import weakref
 
 import libcst as cst
 
 from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
-from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref, _Index
+from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref
 from torchlint.semantic.scopes import dotted_name, lookup_scope
-from torchlint.semantic.summary import FileSummary, FunctionInfo
+from torchlint.semantic.summary import FunctionInfo
 
 _SUGGESTION = (
     "make the helper a `torch.library.custom_op` with a `register_fake` (opaque to Dynamo but "
@@ -44,17 +43,6 @@ class CallToDisabledFunction(Rule):
         "Skip inlining `torch.compiler.disable()`d function",
     )
 
-    def __init__(self) -> None:
-        # One call index per file: building it walks the file's functions once.
-        self._indexes: weakref.WeakKeyDictionary[FileSummary, _Index] = weakref.WeakKeyDictionary()
-
-    def _index(self, ctx) -> _Index:
-        index = self._indexes.get(ctx.summary)
-        if index is None:
-            module_classes = getattr(ctx.project_facts, "module_classes", None) or {}
-            index = self._indexes[ctx.summary] = _Index(ctx.summary, module_classes)
-        return index
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.function is None:
             return
@@ -81,7 +69,7 @@ class CallToDisabledFunction(Rule):
         # `helper = torch.compiler.disable(helper)`, `self.fast = torch.compiler.disable(self._fast)`
         if _calls_disable(ctx.assigned_value(func), ctx):
             return spelled
-        target = self._index(ctx).callee(func, ctx.function)
+        target = ctx.call_index.callee(func, ctx.function)
         if isinstance(target, FunctionInfo):
             if target not in ctx.regions.disabled:
                 return None

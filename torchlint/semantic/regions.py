@@ -392,6 +392,10 @@ class _Index:
         return None
 
 
+# What rules use to resolve a call to this file's functions (TL504).
+CallIndex = _Index
+
+
 def _rebound_to_disabled(function: FunctionInfo) -> bool:
     """`helper = torch.compiler.disable(helper)` after `def helper`: callers get the wrapper."""
     value = function.enclosing.assignments.get(function.name)
