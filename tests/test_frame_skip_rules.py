@@ -164,3 +164,26 @@ def test_related_locations_in_json_and_sarif(tmp_path: Path):
     assert related["message"]["text"].startswith("TL101 ")
     full = run("full").stdout
     assert f"= note: line {FIRST + 1}: TL101 " in full
+
+
+def test_a_break_in_a_shared_helper_is_reported_once_at_the_helper():
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        def _log_norms(xs):
+            for x in xs:
+                print(x.norm())
+            return xs
+
+        class A(nn.Module):
+            def forward(self, x):
+                return _log_norms([x])[0]
+
+        class B(nn.Module):
+            def forward(self, x):
+                return _log_norms([x, x])[1]
+        """
+    )
+    assert findings(source) == [("TL601", 6), ("TL101", 7)]
