@@ -18,6 +18,9 @@ from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
 
 
+# Under `fullgraph=True` any break is an error: every finding there says so.
+FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
+
 # Blocks whose body Dynamo cannot resume in after a graph break: a break there makes it
 # skip the whole function (TL6xx reads them).
 FRAME_BLOCKS = (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)
@@ -132,12 +135,15 @@ class LintContext:
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
     ) -> None:
+        text = message or rule.message
+        if self.in_fullgraph and not text.endswith(FULLGRAPH_NOTE):
+            text += FULLGRAPH_NOTE
         self.findings.append(
             Finding(
                 rule,
                 node,
                 node if header_only else (self.statement or node),
-                message or rule.message,
+                text,
                 suggestion if suggestion is not None else rule.suggestion,
                 tuple(self.enclosing),
                 related,

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 
-FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
+from torchlint.checker import FULLGRAPH_NOTE
 
 
 def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExpression]:

@@ -29,7 +29,9 @@ class DataPtrUse(Rule):
         if id(node) in ctx.handled:
             return
         for operand in operands:
-            if isinstance(operand, cst.Call) and tensor_method(operand, _DATA_PTR, ctx):
+            # `p = t.data_ptr()` passes; the arithmetic on `p` is what breaks.
+            value = operand if isinstance(operand, cst.Call) else ctx.assigned_value(operand)
+            if isinstance(value, cst.Call) and tensor_method(value, _DATA_PTR, ctx):
                 ctx.handled.add(id(node))
                 ctx.report(type(self), node)
                 return
