@@ -334,3 +334,9 @@ def test_untraceable_stdlib_calls(prelude: str, body: str) -> None:
 )
 def test_traced_stdlib_calls_stay_silent(prelude: str, body: str) -> None:
     assert codes(in_forward(body, prelude)) == []
+
+
+def test_deepcopy_of_plain_data_breaks_before_torch_2_13() -> None:
+    source = in_forward("cfg = copy.deepcopy(self.defaults)", "import copy\n", 'self.defaults = {"clip": [-3.0, 3.0]}')
+    assert codes(source, target_torch="2.13") == []
+    assert codes(source, target_torch="2.11") == ["TL503"]

@@ -420,3 +420,17 @@ class Net(torch.nn.Module):
 """
     assert _codes(source, target_torch="2.13") == []
     assert _codes(source, target_torch="2.11") == ["TL516"]
+
+
+def test_a_returned_f_string_of_a_tensor_traces_on_older_torch_too() -> None:
+    from helpers import codes as _codes
+
+    source = """
+import torch
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        assert x.shape[0] > 0, f"empty batch {x}"
+        return x, f"output {x}"
+"""
+    assert _codes(source, target_torch="2.11") == []

@@ -33,6 +33,11 @@ def _holds_tensors(node: cst.BaseExpression, ctx, depth: int = 0) -> bool:
     return False
 
 
+def _copies_nothing(ctx) -> bool:
+    version = ctx.profile.torch_version
+    return version is not None and version < (2, 13)
+
+
 class DeepcopyInCompiledCode(Rule):
     code = "TL503"
     name = "deepcopy-in-compiled-code"
@@ -60,7 +65,8 @@ class DeepcopyInCompiledCode(Rule):
         name = ctx.qualified_name(node.func)
         if name == _DEEPCOPY:
             args = positional(node)
-            if not args or not _holds_tensors(args[0].value, ctx):
+            # Before torch 2.13 Dynamo deep-copies nothing, plain data included (GB0179).
+            if not args or not (_copies_nothing(ctx) or _holds_tensors(args[0].value, ctx)):
                 return
             problem = "Dynamo cannot deep-copy tensors or modules"
             remedy = _REMEDY

@@ -43,6 +43,14 @@ def _formats_eagerly(ctx) -> bool:
 _LAZY_FORMATTING = (2, 13)
 
 
+def _returned_or_asserted(ctx) -> bool:
+    """A string only handed back, or an assert's message (TL204's), traced on torch 2.11 too."""
+    statement = ctx.statement
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Return, cst.Assert)) for small in statement.body
+    )
+
+
 def _formats_tensor(node: cst.BaseExpression, ctx) -> bool:
     """A string Dynamo keeps as an unformatted template: `f"{t}"` or `"...".format(t)`.
 
@@ -150,7 +158,7 @@ class TensorToString(Rule):
         if fields:
             shown = _EMPTY.code_for_node(fields[0].expression)
             self._report(node, f"the f-string field `{{{shown}!{fields[0].conversion}}}` of a tensor", ctx)
-        elif _formats_eagerly(ctx) and _tensor_fields(node, ctx, converted=False):
+        elif _formats_eagerly(ctx) and not _returned_or_asserted(ctx) and _tensor_fields(node, ctx, converted=False):
             shown = _EMPTY.code_for_node(_tensor_fields(node, ctx, converted=False)[0].expression)
             self._report(node, f"the f-string field `{{{shown}}}` of a tensor (torch before 2.13)", ctx)
 
