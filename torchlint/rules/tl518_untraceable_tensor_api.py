@@ -46,7 +46,8 @@ class UntraceableTensorApi(Rule):
     )
     suggestion = "do it before calling the compiled function and pass the result in"
     # `grad_fn` skips the whole frame; the others are ordinary breaks.
-    gb_ids = ("GB0104", "GB0206", "GB0117", "GB0126", "GB0127", "GB0156", "GB0045")
+    # `resize_()` of a registered buffer is refused as a delayed function call (GB0148).
+    gb_ids = ("GB0104", "GB0206", "GB0117", "GB0126", "GB0127", "GB0156", "GB0045", "GB0148")
     gb_types = (
         "Tensor with grad_fn()",
         "setattr() on Tensor.requires_grad",
@@ -55,6 +56,7 @@ class UntraceableTensorApi(Rule):
         "Unsupported Tensor.resize_as_() call",
         "Unsupported method call",
         "Encountered tensor.is_inference() during tracing",
+        "Unsupported function call (delayed)",
     )
     uses_kinds = True
 
