@@ -101,3 +101,22 @@ def walk(
                 pending.extend(item for item in value if isinstance(item, node_type))
         pending.reverse()
         extend(pending)
+
+
+def nested_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks a compound statement holds: body, handlers, `else`/`elif`, `finally`, cases."""
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from nested_blocks(orelse)
+    elif orelse is not None:
+        yield orelse.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 import libcst as cst
 
+from torchlint.cst_walk import nested_blocks
+
 from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.semantic.kinds import Kind
 
@@ -57,29 +59,11 @@ def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, l
                             if isinstance(target.target, cst.Name):
                                 by_name.setdefault(target.target.value, []).append((index, small.value, statement))
             elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                for block in _blocks(statement):
+                for block in nested_blocks(statement):
                     run(block)
 
     run(function.body)
     return order, by_name
-
-
-def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from _blocks(orelse)
-    elif orelse is not None:
-        yield orelse.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
 
 
 def value_before(

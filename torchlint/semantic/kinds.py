@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
+from torchlint.cst_walk import nested_blocks, walk
 from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -197,8 +198,6 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
     Calling what a tensor only has as data (`backend.shape(x)`) shows a namespace or a
     backend object, whatever else it is asked for.
     """
-    from torchlint.cst_walk import walk
-
     found: set[str] = set()
     not_tensors: set[str] = set()
 
@@ -452,7 +451,7 @@ class KindEnv:
             else:
                 if isinstance(statement, cst.For):
                     self.enter_for(statement)
-                for block in _blocks(statement):
+                for block in nested_blocks(statement):
                     self._run_suite(block, returns)
 
     # -- expressions --------------------------------------------------------------
@@ -773,19 +772,3 @@ def _attribute_value_kind(value: cst.BaseExpression, scope: Scope, depth: int = 
     return UNKNOWN
 
 
-def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from _blocks(orelse)
-    elif orelse is not None:
-        yield orelse.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
