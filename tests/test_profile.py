@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from helpers import codes
 from torchlint.config import ConfigError, settings_from_table
 from torchlint.profile import compile_profile, installed_torch_version, parse_version
 from torchlint.rules import all_rules
@@ -64,16 +63,3 @@ def test_config_keys_win_over_assignments_in_code():
 def test_reorderable_logging_functions_reach_the_profile():
     profile = compile_profile(_settings(**{"reorderable-logging-functions": ["print"]}))
     assert profile.reorders("print") and not profile.reorders("warnings.warn")
-
-
-def test_item_is_silent_under_capture_scalar_outputs_set_in_code():
-    source = """
-import torch
-torch._dynamo.config.capture_scalar_outputs = True
-
-@torch.compile
-def step(x: torch.Tensor):
-    return x * x.sum().item()
-"""
-    assert codes(source) == []
-    assert codes(source.replace("True", "False")) == ["TL301"]
