@@ -187,3 +187,61 @@ def test_a_break_in_a_shared_helper_is_reported_once_at_the_helper():
         """
     )
     assert findings(source) == [("TL601", 6), ("TL101", 7)]
+
+
+def test_a_loop_calling_a_breaking_helper_or_submodule_skips_the_frame():
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x):
+                print("block")
+                return x
+
+        def _scale(x: torch.Tensor):
+            return x * x.sum().item()
+
+        def _clean(x):
+            return x * 2
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                for _ in range(2):
+                    x = self.block(x)
+                while x.shape[0] > 8:
+                    x = _scale(x)
+                for _ in range(2):
+                    x = _clean(x)
+                return x
+        """
+    )
+    diagnostics = _lint(source)
+    loops = [d for d in diagnostics if d.code == "TL601"]
+    assert [d.location.row for d in loops] == [22, 24]
+    assert "in `Block.forward`, called inside this `for` loop" in loops[0].message
+    assert [r.code for r in loops[1].related] == ["TL301"]
+    assert loops[1].related[0].location.row == 11
+
+
+def test_a_loop_calling_a_helper_in_a_fullgraph_function_is_not_a_frame_skip():
+    source = textwrap.dedent(
+        """
+        import torch
+
+        def _scale(x: torch.Tensor):
+            return x * x.sum().item()
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            for _ in range(2):
+                x = _scale(x)
+            return x
+        """
+    )
+    assert [c for c, _ in findings(source)] == []

@@ -41,6 +41,8 @@ class Finding:
     gb_ids: tuple[str, ...] | None = None
     # Report only the statement's header (`for x in xs:`), not its whole body.
     header_only: bool = False
+    # The compiled function the finding is in.
+    function: FunctionInfo | None = None
 
 
 class LintContext:
@@ -149,6 +151,7 @@ class LintContext:
                 related,
                 gb_ids,
                 header_only,
+                self.function,
             )
         )
 
@@ -160,8 +163,10 @@ class Checker:
     def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
         self.guards = guards
         self.dispatch: dict[type, list[Handler]] = {}
-        # Rules that look at a whole function's findings once it has been walked.
+        # Rules that look at a whole function's findings once it has been walked, and at
+        # the whole file's once every function has.
         self.finishers: list[Callable[[list[Finding], LintContext], None]] = []
+        self.file_finishers: list[Callable[[list[Finding], LintContext], None]] = []
         rules = list(rules)
         # Value kinds cost a pass per function: only worked out when a rule asks for them.
         self.uses_kinds = any(rule.uses_kinds for rule in rules)
@@ -169,6 +174,8 @@ class Checker:
             instance = rule()
             if hasattr(instance, "finish_function"):
                 self.finishers.append(instance.finish_function)
+            if hasattr(instance, "finish_file"):
+                self.file_finishers.append(instance.finish_file)
             for attribute in dir(rule):
                 if attribute.startswith("visit_"):
                     node_type = getattr(cst, attribute[len("visit_"):])
@@ -183,7 +190,7 @@ class Checker:
         project_facts=None,
     ) -> list[Finding]:
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
-        if not self.dispatch and not self.finishers:
+        if not self.dispatch and not self.finishers and not self.file_finishers:
             return ctx.findings
         for function in summary.functions:
             if function in regions.compiled:
@@ -193,6 +200,8 @@ class Checker:
                 self._suite(function.node.body, ctx)
                 for finish in self.finishers:
                     finish(ctx.findings[first:], ctx)
+        for finish in self.file_finishers:
+            finish(list(ctx.findings), ctx)
         return ctx.findings
 
     # Statements -----------------------------------------------------------------

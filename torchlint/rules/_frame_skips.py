@@ -9,9 +9,13 @@ managers are modelled, so a break under them is an ordinary one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from torchlint.checker import Finding
+from torchlint.cst_walk import walk
+from torchlint.semantic.summary import FunctionInfo
 
 # Families whose findings are graph breaks.
 _BREAK_FAMILIES = ("TL1", "TL2", "TL3", "TL4", "TL5")
@@ -54,7 +58,7 @@ def breaks_by_block(findings: list[Finding], ctx) -> list[tuple[cst.CSTNode, lis
         return []
     grouped: dict[int, tuple[cst.CSTNode, list[Finding]]] = {}
     for finding in findings:
-        if not finding.rule.code.startswith(_BREAK_FAMILIES):
+        if not is_break(finding):
             continue
         block = next((b for b in reversed(finding.enclosing) if _skips_frame(b, ctx)), None)
         if block is not None:
@@ -62,12 +66,70 @@ def breaks_by_block(findings: list[Finding], ctx) -> list[tuple[cst.CSTNode, lis
     return list(grouped.values())
 
 
+def is_break(finding: Finding) -> bool:
+    return finding.rule.code.startswith(_BREAK_FAMILIES)
+
+
+def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[Finding]]]:
+    """Loops whose body calls a compiled function of this file that breaks the graph.
+
+    Dynamo inlines the helper, meets its break inside the loop, and skips the caller's
+    frame: (caller, loop, the helper's breaks) for each such loop.
+    """
+    breaks: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.function is not None and is_break(finding):
+            breaks.setdefault(id(finding.function), []).append(finding)
+    if not breaks:
+        return
+    for caller in ctx.regions.compiled:
+        if caller in getattr(ctx.regions, "fullgraph", ()):
+            continue
+        for loop in _loops(caller.node.body):
+            inner: list[Finding] = []
+            for call in _calls(loop.body):
+                target = ctx.call_index.callee(call.func, caller)
+                if isinstance(target, FunctionInfo) and target is not caller and target in ctx.regions.compiled:
+                    inner.extend(f for f in breaks.get(id(target), ()) if f not in inner)
+            if inner:
+                yield caller, loop, inner
+
+
+def _loops(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The `for` and `while` statements of a function body, nested defs left out."""
+    found: list[cst.CSTNode] = []
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return True
+        if isinstance(node, (cst.For, cst.While)):
+            found.append(node)
+        return None
+
+    walk(body, visit)
+    return iter(found)
+
+
+def _calls(body: cst.CSTNode) -> Iterator[cst.Call]:
+    found: list[cst.Call] = []
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return True
+        if isinstance(node, cst.Call):
+            found.append(node)
+        return None
+
+    walk(body, visit)
+    return iter(found)
+
+
 def describe(inner: list[Finding], where: str, function: str) -> str:
     """The message: which break, where, and what it costs."""
     first = inner[0]
     more = f" and {len(inner) - 1} more" if len(inner) > 1 else ""
     return (
-        f"a graph break {where} ({first.rule.code}{more}) makes Dynamo skip the whole function: "
+        f"a graph break ({first.rule.code}{more}) {where} makes Dynamo skip the whole function: "
         f"`{function}` runs eagerly, uncompiled; fix the break or move it out of the block"
     )
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.checker import Finding
-from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of
+from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
 from torchlint.rules.base import Rule
 
 
@@ -21,12 +21,28 @@ class BreakInLoop(Rule):
     def finish_function(self, findings: list[Finding], ctx) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, (cst.For, cst.While)):
-                keyword = "`for`" if isinstance(block, cst.For) else "`while`"
-                ctx.report(
-                    type(self),
-                    block,
-                    describe(inner, f"inside this {keyword} loop", ctx.function.qualname),
-                    related=tuple(inner),
-                    gb_ids=gb_ids_of(self.gb_ids, inner),
-                    header_only=True,
-                )
+                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx)
+
+    def finish_file(self, findings: list[Finding], ctx) -> None:
+        # A helper called in a loop is inlined there: its break skips the caller's frame too.
+        reported = {id(f.node) for f in findings if f.rule is type(self)}
+        for caller, loop, inner in loops_calling_breaking_helpers(findings, ctx):
+            if id(loop) in reported:
+                continue
+            ctx.function, ctx.statement = caller, loop
+            helper = inner[0].function.qualname
+            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", ctx)
+
+    def _report(self, loop: cst.CSTNode, inner: list[Finding], where: str, ctx) -> None:
+        ctx.report(
+            type(self),
+            loop,
+            describe(inner, where, ctx.function.qualname),
+            related=tuple(inner),
+            gb_ids=gb_ids_of(self.gb_ids, inner),
+            header_only=True,
+        )
+
+
+def _keyword(loop: cst.CSTNode) -> str:
+    return "`for`" if isinstance(loop, cst.For) else "`while`"
