@@ -152,3 +152,33 @@ def test_configured_entry_points() -> None:
     """
     assert set(compiled(source, ("Sampler.step", "pkg.model.generate"))) == {"Sampler.step", "generate"}
     assert set(compiled(source, ("other.module.generate",))) == set()
+
+
+def test_what_a_non_recursive_disabled_function_calls_is_compiled():
+    from helpers import findings
+
+    source = """
+import torch
+
+def _helper(x):
+    print("helper")
+    return x + 1
+
+@torch.compiler.disable(recursive=False)
+def _eager_step(x):
+    print("eager")
+    return _helper(x) * 2
+
+def _other(x):
+    print("other")
+    return x
+
+_other = torch._dynamo.disable(_other)
+
+@torch.compile
+def step(x):
+    return _other(_eager_step(x + 1))
+"""
+    # Dynamo skips `_eager_step` and `_other` themselves, and compiles `_helper` when the
+    # skipped `_eager_step` calls it.
+    assert findings(source) == [("TL101", 5), ("TL504", 21), ("TL504", 21)]

@@ -396,15 +396,28 @@ class _Index:
 CallIndex = _Index
 
 
-def _rebound_to_disabled(function: FunctionInfo) -> bool:
+def _rebound_to_disabled(function: FunctionInfo) -> cst.Call | None:
     """`helper = torch.compiler.disable(helper)` after `def helper`: callers get the wrapper."""
     value = function.enclosing.assignments.get(function.name)
-    return (
+    if (
         isinstance(value, cst.Call)
         and qualified_name(value.func, function.enclosing) in DISABLE_FUNCTIONS
         and bool(value.args)
         and isinstance(value.args[0].value, cst.Name)
         and value.args[0].value.value == function.name
+    ):
+        return value
+    return None
+
+
+def _not_recursive(disable: cst.BaseExpression) -> bool:
+    """`disable(..., recursive=False)`."""
+    return isinstance(disable, cst.Call) and any(
+        arg.keyword is not None
+        and arg.keyword.value == "recursive"
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "False"
+        for arg in disable.args
     )
 
 
@@ -422,6 +435,8 @@ class FileGraph:
         self.entry_points = entry_points
         self.index = _Index(summary, module_classes)
         self.disabled: set[FunctionInfo] = set()
+        # `disable(recursive=False)`: the function runs eagerly, what it calls is compiled.
+        self.passes_through: set[FunctionInfo] = set()
         self.nested_in: dict[FunctionInfo, list[FunctionInfo]] = {}
         for function in summary.functions:
             if function.parent is not None:
@@ -429,8 +444,13 @@ class FileGraph:
             for decorator in function.node.decorators:
                 if _decorator_target(decorator.decorator, function.enclosing) in DISABLE_FUNCTIONS:
                     self.disabled.add(function)
-            if _rebound_to_disabled(function):
+                    if _not_recursive(decorator.decorator):
+                        self.passes_through.add(function)
+            rebound = _rebound_to_disabled(function)
+            if rebound is not None:
                 self.disabled.add(function)
+                if _not_recursive(rebound):
+                    self.passes_through.add(function)
         self._edges: dict[FunctionInfo, list[tuple[FunctionInfo | Ref, str]]] = {}
         self._entries: list[Entry] | None = None
 
@@ -559,9 +579,15 @@ def reach(
     edges: Callable[[Node], Iterable[tuple[Node, str]]],
     blocked: set | frozenset,
     reason: Callable[[str, Node, Node], str],
+    passes_through: set | frozenset = frozenset(),
 ) -> dict[Node, str]:
-    """Everything reachable from ``seeds``, each with the reason it was first reached by."""
+    """Everything reachable from ``seeds``, each with the reason it was first reached by.
+
+    A blocked node is not entered, unless it passes through: it is not compiled itself,
+    but what it calls is.
+    """
     found: dict[Node, str] = {}
+    crossed: set[Node] = set()
     pending: deque[Node] = deque()
     for node, why in seeds:
         if node not in found and node not in blocked:
@@ -570,8 +596,13 @@ def reach(
     while pending:
         node = pending.popleft()
         for target, how in edges(node):
-            if target not in found and target not in blocked:
+            if target in found or target in crossed:
+                continue
+            if target not in blocked:
                 found[target] = reason(how, node, target)
+                pending.append(target)
+            elif target in passes_through:
+                crossed.add(target)
                 pending.append(target)
     return found
 
@@ -621,7 +652,13 @@ def compiled_regions(
         for qualname, reason in project.compiled_elsewhere.items():
             seeds.extend((function, reason) for function in by_name.get(qualname, ()))
     edges = graph.local_edges(resolve_constructs=not resolved)
-    compiled = reach(seeds, edges, graph.disabled, lambda how, source, target: f"{how} {graph.dotted(source.qualname)}")
+    compiled = reach(
+        seeds,
+        edges,
+        graph.disabled,
+        lambda how, source, target: f"{how} {graph.dotted(source.qualname)}",
+        graph.passes_through,
+    )
     if resolved:
         fullgraph = {function for function in compiled if function.qualname in project.fullgraph}
     else:
