@@ -63,3 +63,15 @@ def test_config_keys_win_over_assignments_in_code():
 def test_reorderable_logging_functions_reach_the_profile():
     profile = compile_profile(_settings(**{"reorderable-logging-functions": ["print"]}))
     assert profile.reorders("print") and not profile.reorders("warnings.warn")
+
+
+def test_a_rule_applies_to_the_releases_it_names():
+    from torchlint.rules.base import Rule
+
+    class FixedIn213(Rule):
+        code, name, message = "TL999", "example", "example"
+        since, until = (2, 4), (2, 13)
+
+    assert FixedIn213.applies_to((2, 11)) and FixedIn213.applies_to((2, 4))
+    assert not FixedIn213.applies_to((2, 13)) and not FixedIn213.applies_to((2, 3))
+    assert FixedIn213.applies_to(None)
