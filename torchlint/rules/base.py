@@ -24,7 +24,10 @@ class Rule:
 
     Detectors are methods named ``visit_<libcst node class>(self, node, ctx)``; the engine
     calls them for every such node inside compiled code (or the whole file where
-    ``compiled_only`` is False) and they report through ``ctx.report``.
+    ``compiled_only`` is False) and they report through ``ctx.report``. A rule about other
+    rules' findings (TL6xx) defines ``finish_function(self, findings, ctx)``, called with a
+    compiled function's findings once it is walked, or ``finish_file(self, findings, ctx)``,
+    called with the file's once every function is.
     """
 
     code: ClassVar[str]
