@@ -151,3 +151,27 @@ def f(x: torch.Tensor, done):
     return x
 """
     assert codes(source) == ["TL201"]
+
+
+def test_only_the_first_value_a_module_returns_is_taken_for_a_tensor():
+    source = """
+import torch
+from torch import nn
+
+class Embed(nn.Module):
+    def forward(self, x):
+        return x, x.shape[1], x.shape[2]
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embed()
+
+    def forward(self, x: torch.Tensor):
+        hidden, height, width = self.embed(x)
+        hidden = hidden.reshape(x.shape[0], height, width, -1)
+        if hidden.sum() > 0:
+            hidden = -hidden
+        return hidden
+"""
+    assert findings(source) == [("TL201", 17)]

@@ -392,12 +392,14 @@ class KindEnv:
                 self.bind(element, element_value.value)
             return
         kind = self.kind_of(value)
-        # Unpacking a tensor (`chunk`, `topk`, a module returning a tuple) gives tensors;
-        # unpacking a shape gives sizes.
+        # Unpacking a tensor (`chunk`, `topk`) gives tensors; unpacking a shape gives sizes. A
+        # module's tuple leads with a tensor, but what follows may be sizes
+        # (`hidden, height, width = embed(x)`), so only the first is taken for one.
         each = kind if kind in (TENSOR, SIZE) else UNKNOWN
-        for element in elements:
+        module_output = isinstance(value, cst.Call) and self.kind_of(value.func) is MODULE
+        for position, element in enumerate(elements):
             for name in _names_in(element):
-                self.names[name.value] = each
+                self.names[name.value] = UNKNOWN if module_output and position > 0 else each
                 self.masks.discard(name.value)
 
     def enter_for(self, statement: cst.For) -> None:
