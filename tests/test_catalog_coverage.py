@@ -168,6 +168,22 @@ NOT_COVERED = {
 RULE_DEFECTS: dict[str, str] = {}
 
 
+# A break two helpers below `forward`, for the attribution rows.
+THREE_HELPERS = """
+def _helper_level3(t):
+    n = t.sum().item()  # blamed
+    return t * n
+
+
+def _helper_level2(t):
+    return _helper_level3(t + 1)
+
+
+def _helper_level1(t):
+    return _helper_level2(t * 2)
+"""
+
+
 CASES = [
     # -- print / logging ---------------------------------------------------------------
     broken("print_str", forward("""
@@ -1043,19 +1059,7 @@ CASES = [
     """), "TL101"),
     broken("deep_nested_break", forward("""
         return _helper_level1(self.proj(x))
-    """, before="""
-        def _helper_level3(t):
-            n = t.sum().item()  # blamed
-            return t * n
-
-
-        def _helper_level2(t):
-            return _helper_level3(t + 1)
-
-
-        def _helper_level1(t):
-            return _helper_level2(t * 2)
-    """), "TL301"),
+    """, before=THREE_HELPERS), "TL301"),
     broken("two_breaks", forward("""
         print("a")  # blamed
         y = self.proj(x)
@@ -1268,22 +1272,7 @@ CASES = [
     """), "TL204"),
     broken("deep_nested_break_nested_cfg", forward("""
         return _helper_level1(self.proj(x))
-    """, before="""
-        torch._dynamo.config.nested_graph_breaks = True
-
-
-        def _helper_level3(t):
-            n = t.sum().item()  # blamed
-            return t * n
-
-
-        def _helper_level2(t):
-            return _helper_level3(t + 1)
-
-
-        def _helper_level1(t):
-            return _helper_level2(t * 2)
-    """), "TL301"),
+    """, before="torch._dynamo.config.nested_graph_breaks = True\n" + THREE_HELPERS), "TL301"),
     broken("torch_generator_global", forward("""
         return x + torch.randn(8, generator=_GLOBAL_GEN)
     """, before="_GLOBAL_GEN = torch.Generator().manual_seed(0)"), "TL507"),

@@ -85,9 +85,9 @@ def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tup
     for caller in ctx.regions.compiled:
         if caller in getattr(ctx.regions, "fullgraph", ()):
             continue
-        for loop in _loops(caller.node.body):
+        for loop in _own_nodes(caller.node.body, (cst.For, cst.While)):
             inner: list[Finding] = []
-            for call in _calls(loop.body):
+            for call in _own_nodes(loop.body, (cst.Call,)):
                 target = ctx.call_index.callee(call.func, caller)
                 if isinstance(target, FunctionInfo) and target is not caller and target in ctx.regions.compiled:
                     inner.extend(f for f in breaks.get(id(target), ()) if f not in inner)
@@ -95,33 +95,19 @@ def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tup
                 yield caller, loop, inner
 
 
-def _loops(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The `for` and `while` statements of a function body, nested defs left out."""
-    found: list[cst.CSTNode] = []
+def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
+    """The nodes of these kinds in a function body, nested functions and classes left out."""
+    found: list = []
 
     def visit(node: cst.CSTNode) -> bool | None:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return True
-        if isinstance(node, (cst.For, cst.While)):
+        if isinstance(node, kinds):
             found.append(node)
         return None
 
     walk(body, visit)
-    return iter(found)
-
-
-def _calls(body: cst.CSTNode) -> Iterator[cst.Call]:
-    found: list[cst.Call] = []
-
-    def visit(node: cst.CSTNode) -> bool | None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return True
-        if isinstance(node, cst.Call):
-            found.append(node)
-        return None
-
-    walk(body, visit)
-    return iter(found)
+    return found
 
 
 def describe(inner: list[Finding], where: str, function: str) -> str:

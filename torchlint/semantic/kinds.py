@@ -642,13 +642,7 @@ class KindEnv:
             return UNKNOWN
         kind = self.kind_of(receiver)
         if kind is TENSOR:
-            if method in _SIZE_METHODS:
-                return SIZE
-            if method in _META_METHODS:
-                return META
-            if method in _PYTHON_METHODS:
-                return PYTHON
-            return TENSOR
+            return _TENSOR_METHOD_KINDS.get(method, TENSOR)
         if kind is MODULE:
             return TENSOR if method in ("forward", "__call__") else UNKNOWN
         if kind is UNKNOWN and method in _REDUCTIONS_TO_BOOL:
