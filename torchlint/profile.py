@@ -51,6 +51,10 @@ class CompileProfile:
     # (major, minor) of the torch the code runs on; None when neither configured nor installed.
     torch_version: TorchVersion | None = None
 
+    def torch_before(self, version: TorchVersion) -> bool:
+        """Whether the code runs on a torch older than ``version`` (an unknown torch is not)."""
+        return self.torch_version is not None and self.torch_version < version
+
     def reorders(self, *names: str) -> bool:
         """Whether Dynamo reorders a call known by any of these names instead of breaking."""
         return any(name in self.reorderable_logging_functions for name in names)

@@ -33,11 +33,6 @@ def _holds_tensors(node: cst.BaseExpression, ctx, depth: int = 0) -> bool:
     return False
 
 
-def _copies_nothing(ctx) -> bool:
-    version = ctx.profile.torch_version
-    return version is not None and version < (2, 13)
-
-
 class DeepcopyInCompiledCode(Rule):
     code = "TL503"
     name = "deepcopy-in-compiled-code"
@@ -66,7 +61,7 @@ class DeepcopyInCompiledCode(Rule):
         if name == _DEEPCOPY:
             args = positional(node)
             # Before torch 2.13 Dynamo deep-copies nothing, plain data included (GB0179).
-            if not args or not (_copies_nothing(ctx) or _holds_tensors(args[0].value, ctx)):
+            if not args or not (ctx.profile.torch_before((2, 13)) or _holds_tensors(args[0].value, ctx)):
                 return
             problem = "Dynamo cannot deep-copy tensors or modules"
             remedy = _REMEDY

@@ -34,12 +34,8 @@ def _tensor_fields(node: cst.FormattedString, ctx, converted: bool) -> list[cst.
     ]
 
 
-def _formats_eagerly(ctx) -> bool:
-    """Before torch 2.13 Dynamo formats an f-string where it is built, and a tensor field breaks."""
-    version = ctx.profile.torch_version
-    return version is not None and version < _LAZY_FORMATTING
-
-
+# From torch 2.13 on, Dynamo keeps an f-string unformatted until it is used; before, a
+# tensor field breaks where the string is built.
 _LAZY_FORMATTING = (2, 13)
 
 
@@ -158,7 +154,7 @@ class TensorToString(Rule):
         if fields:
             shown = _EMPTY.code_for_node(fields[0].expression)
             self._report(node, f"the f-string field `{{{shown}!{fields[0].conversion}}}` of a tensor", ctx)
-        elif _formats_eagerly(ctx) and not _returned_or_asserted(ctx) and _tensor_fields(node, ctx, converted=False):
+        elif ctx.profile.torch_before(_LAZY_FORMATTING) and not _returned_or_asserted(ctx) and _tensor_fields(node, ctx, converted=False):
             shown = _EMPTY.code_for_node(_tensor_fields(node, ctx, converted=False)[0].expression)
             self._report(node, f"the f-string field `{{{shown}}}` of a tensor (torch before 2.13)", ctx)
 
