@@ -175,3 +175,121 @@ class Net(nn.Module):
         return hidden
 """
     assert findings(source) == [("TL201", 17)]
+
+
+def test_each_branch_of_an_if_starts_from_the_kinds_before_it():
+    source = """
+import torch
+
+@torch.compile
+def f(x: torch.Tensor, flag: bool):
+    n = x.sum()
+    if flag:
+        n = 3
+    else:
+        if n > 0:
+            x = x + 1
+    return x
+"""
+    # The `else` sees the tensor `n`, not the int the `if` body bound.
+    assert findings(source) == [("TL201", 10)]
+
+
+def test_a_value_that_is_a_tensor_on_one_branch_may_be_one_after_the_if():
+    source = """
+import torch
+from torch import nn
+
+class Scheduler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.timesteps = torch.arange(10)
+
+    def previous(self, t, custom):
+        if custom:
+            index = (self.timesteps == t).long().argmax()
+            prev = self.timesteps[index + 1]
+        else:
+            prev = t - 1
+        return prev
+
+    def forward(self, x, t, custom: bool):
+        prev = self.previous(t, custom)
+        scale = 2.0 if prev >= 0 else 1.0
+        return x * scale
+"""
+    assert findings(source) == [("TL201", 20)]
+
+
+def test_a_branch_that_returns_does_not_reach_past_the_if():
+    source = """
+import torch
+
+@torch.compile
+def f(x: torch.Tensor, steps):
+    n = 4
+    if steps is None:
+        n = x.sum()
+        return x * n
+    if n > 2:
+        x = x + 1
+    return x
+"""
+    assert codes(source) == []
+
+
+def test_a_parameter_takes_the_kind_that_every_call_in_the_file_passes():
+    source = """
+import torch
+from torch import nn
+
+class GlobalAttention(nn.Module):
+    def _global_indices(self, is_global):
+        counts = is_global.long().sum(dim=1)
+        return counts.max(), is_global.nonzero(as_tuple=True)
+
+    def _only_global(self, probs, max_num, positions):
+        # a tensor that enters as it came is a fine size; arithmetic on it is computed in the graph
+        head = probs.narrow(-1, 0, max_num)
+        tail = probs.narrow(-1, max_num, probs.size(-1) - max_num)
+        return head.sum() + tail.sum()
+
+    def forward(self, probs: torch.Tensor, mask: torch.Tensor):
+        max_num, positions = self._global_indices(mask > 0)
+        return self._only_global(probs, max_num, positions)
+"""
+    assert findings(source) == [("TL401", 8), ("TL305", 13)]
+
+
+def test_a_parameter_some_calls_pass_a_python_value_and_none_a_tensor_stays_silent():
+    source = """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def _scale(self, x, factor):
+        if factor > 1:
+            x = x * factor
+        return x
+
+    def forward(self, x: torch.Tensor):
+        x = self._scale(x, 2)
+        return self._scale(x, factor=x.shape[0])
+"""
+    assert codes(source) == []
+
+
+def test_a_helper_called_with_a_tensor_by_keyword_gets_a_tensor():
+    source = """
+import torch
+
+def clamp_steps(steps, limit):
+    if steps > limit:
+        steps = limit
+    return steps
+
+@torch.compile
+def f(x: torch.Tensor):
+    return x * clamp_steps(limit=4, steps=x.sum())
+"""
+    assert findings(source) == [("TL201", 5)]

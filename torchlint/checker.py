@@ -12,7 +12,7 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator, always_exits
-from torchlint.semantic.kinds import FileKinds, Kind, KindEnv
+from torchlint.semantic.kinds import Branches, FileKinds, Kind, KindEnv
 from torchlint.semantic.regions import CallIndex, Regions
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
@@ -271,15 +271,23 @@ class Checker:
     def _if(self, statement: cst.If, ctx: LintContext) -> bool:
         self._expression(statement.test, ctx)
         verdict = self.guards.when_compiling(statement.test, ctx.scope)
+        # Each branch starts from the kinds before the `if`; after it they are joined.
+        branches = ctx.kinds.branches() if ctx.kinds is not None else Branches(None)
         if verdict is not False:
             self._suite(statement.body, ctx)
+            branches.branch_done(always_exits(statement.body))
         orelse = statement.orelse
         if orelse is not None and verdict is not True:
             if isinstance(orelse, cst.If):
                 if not self._statement(orelse, ctx):
                     return False
+                branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
             else:
                 self._suite(orelse.body, ctx)
+                branches.branch_done(always_exits(orelse.body))
+        elif orelse is None and verdict is not True:
+            branches.falls_through()
+        branches.close()
         if verdict is True and always_exits(statement.body):
             return False
         if verdict is False and isinstance(orelse, cst.Else) and always_exits(orelse.body):

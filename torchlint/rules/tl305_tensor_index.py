@@ -23,6 +23,15 @@ def _dict(node: cst.BaseExpression, ctx) -> bool:
     return isinstance(node, (cst.Dict, cst.DictComp)) or isinstance(ctx.assigned_value(node), (cst.Dict, cst.DictComp))
 
 
+def _passed_in(node: cst.BaseExpression, ctx) -> bool:
+    """A parameter used as it came: a 0-d tensor that enters the graph as an input is a fine
+    size (Dynamo reads it while tracing); one the graph computes is not."""
+    if not isinstance(node, cst.Name) or ctx.function is None or node.value in ctx.scope.assignments:
+        return False
+    params = ctx.function.node.params
+    return any(p.name.value == node.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
 class TensorAsPythonIndex(Rule):
     code = "TL305"
     name = "tensor-as-python-index"
@@ -80,5 +89,5 @@ class TensorAsPythonIndex(Rule):
             sizes = positional(node)
         else:
             return
-        if any(ctx.is_tensor(arg.value) for arg in sizes):
+        if any(ctx.is_tensor(arg.value) and not _passed_in(arg.value, ctx) for arg in sizes):
             ctx.report(type(self), node)

@@ -10,11 +10,13 @@ return kind is known. Without evidence a value stays UNKNOWN, and UNKNOWN is sil
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 import libcst as cst
 
 from torchlint.cst_walk import nested_blocks, walk
+from torchlint.semantic.guards import always_exits
 from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -135,12 +137,16 @@ def _arithmetic(kinds: Iterable[Kind]) -> Kind:
 
 
 def _join(kinds: Iterable[Kind]) -> Kind:
-    """One kind for values that may each be returned: equal kinds agree, else unknown."""
+    """One kind for values that may each be the one: equal kinds agree, else unknown.
+
+    A tensor next to plain Python or an unknown value (`return None` beside `return t`,
+    `prev = torch.tensor(-1)` on one branch and `prev = step - 1` on another) is taken for
+    a tensor: on the path where it is one, using its value breaks the graph.
+    """
     kinds = set(kinds)
     if len(kinds) == 1:
         return kinds.pop()
-    # `return None` next to `return tensor`: an optional tensor is still a tensor when it is one.
-    if kinds == {TENSOR, PYTHON}:
+    if TENSOR in kinds and kinds <= {TENSOR, PYTHON, UNKNOWN}:
         return TENSOR
     return UNKNOWN
 
@@ -227,33 +233,219 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
 _NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "T", "data"})
 
 
+class _Returns(NamedTuple):
+    kind: Kind
+    # per element, when every return is a tuple literal of one length
+    elements: tuple[Kind, ...] | None = None
+
+
+_UNKNOWN_RETURNS = _Returns(UNKNOWN)
+# A call's argument kinds: the positional ones in order, the keyword ones by name.
+_Arguments = tuple[list[Kind], dict[str, Kind]]
+
+
+def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """The expressions a compound statement evaluates itself, outside its blocks."""
+    if isinstance(statement, cst.While):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    if isinstance(statement, cst.Match):
+        return [statement.subject]
+    return []
+
+
+def _enclosing_method(function: FunctionInfo | None) -> FunctionInfo | None:
+    while function is not None and function.owner_class is None:
+        function = function.parent
+    return function
+
+
+def _positional_parameters(function: FunctionInfo, bound: bool) -> list[str]:
+    """The parameter names positional arguments land in; a bound call skips `self`."""
+    params = [*function.node.params.posonly_params, *function.node.params.params]
+    names = [param.name.value for param in params]
+    if bound and function.self_name is not None and names and not _is_static(function):
+        names = names[1:]
+    return names
+
+
+def _is_static(function: FunctionInfo) -> bool:
+    return any(
+        qualified_name(d.decorator, function.enclosing) == "builtins.staticmethod" for d in function.node.decorators
+    )
+
+
+class Branches:
+    """Kinds across an `if`: each branch starts from the kinds before it, and afterwards a
+    name holds what any branch that goes on may have left in it."""
+
+    def __init__(self, env: KindEnv | None) -> None:
+        self.env = env
+        self.before = env.snapshot() if env is not None else None
+        self.outcomes: list[_State] = []
+
+    def branch_done(self, exits: bool) -> None:
+        if self.env is None:
+            return
+        if not exits:
+            self.outcomes.append(self.env.snapshot())
+        self.env.restore(self.before)
+
+    def falls_through(self) -> None:
+        if self.env is not None:
+            self.outcomes.append(self.before)
+
+    def close(self) -> None:
+        if self.env is not None and self.outcomes:
+            self.env.merge(self.outcomes)
+
+
+class _State(NamedTuple):
+    names: dict[str, Kind]
+    masks: frozenset[str]
+
+
 class FileKinds:
-    """Return kinds of the file's functions, worked out on demand and remembered."""
+    """Return and parameter kinds of the file's functions, worked out on demand and remembered."""
 
     def __init__(self, summary: FileSummary) -> None:
         self.summary = summary
-        self._returns: dict[FunctionInfo, Kind] = {}
+        self._returns: dict[FunctionInfo, _Returns] = {}
         self._in_progress: set[FunctionInfo] = set()
         self._module_functions = {
             f.name: f for f in summary.functions if f.enclosing is summary.scope
         }
         self._buffers: dict[ClassInfo, set[str]] = {}
+        self._call_sites: dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]] | None = None
+        self._arguments: dict[FunctionInfo, dict[int, _Arguments]] = {}
+        self._parameters: dict[FunctionInfo, dict[str, Kind]] = {}
+        self._binding: set[FunctionInfo] = set()
+        # How often a cycle cut an answer short: answers worked out meanwhile are not kept.
+        self._cuts = 0
 
     def env(self, function: FunctionInfo, depth: int = 0) -> KindEnv:
         return KindEnv(self, function, depth)
 
     def return_kind(self, function: FunctionInfo, depth: int) -> Kind:
+        return self._returned(function, depth).kind
+
+    def return_elements(self, function: FunctionInfo, depth: int) -> tuple[Kind, ...] | None:
+        """The kind of each element when every return is a tuple of one length."""
+        return self._returned(function, depth).elements
+
+    def _returned(self, function: FunctionInfo, depth: int) -> _Returns:
         if function in self._returns:
             return self._returns[function]
-        if function in self._in_progress or depth > _MAX_CALL_DEPTH:
-            return UNKNOWN
+        if depth > _MAX_CALL_DEPTH:
+            return _UNKNOWN_RETURNS
+        if function in self._in_progress:
+            self._cuts += 1
+            return _UNKNOWN_RETURNS
+        cuts = self._cuts
         self._in_progress.add(function)
         try:
-            kind = self.env(function, depth + 1).infer_returns()
+            returned = self.env(function, depth + 1).infer_returns()
         finally:
             self._in_progress.discard(function)
-        self._returns[function] = kind
-        return kind
+        if self._cuts == cuts:
+            self._returns[function] = returned
+        return returned
+
+    # -- parameters from call sites ------------------------------------------------
+
+    def parameter_kinds(self, function: FunctionInfo, depth: int) -> dict[str, Kind]:
+        """What the file's calls of ``function`` pass to each parameter, joined over the calls.
+
+        `self._attend(q, k, max_len)` with a tensor `max_len` makes that parameter a tensor
+        even though it has no annotation.
+        """
+        if function in self._parameters:
+            return self._parameters[function]
+        sites = self.call_sites().get(function)
+        if not sites:
+            return {}
+        if depth > _MAX_CALL_DEPTH:
+            return {}
+        if function in self._binding:
+            self._cuts += 1
+            return {}
+        cuts = self._cuts
+        self._binding.add(function)
+        try:
+            passed: dict[str, list[Kind]] = {}
+            for caller, call in sites:
+                arguments = self._arguments_in(caller, depth).get(id(call))
+                if arguments is None:
+                    continue
+                positional, keywords = arguments
+                names = _positional_parameters(function, bound=isinstance(call.func, cst.Attribute))
+                for name, kind in [*zip(names, positional), *keywords.items()]:
+                    passed.setdefault(name, []).append(kind)
+        finally:
+            self._binding.discard(function)
+        kinds = {name: _join(found) for name, found in passed.items()}
+        if self._cuts == cuts:
+            self._parameters[function] = kinds
+        return kinds
+
+    def call_sites(self) -> dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]]:
+        """Calls of the file's own functions: `helper(x)` and `self.method(x)`."""
+        if self._call_sites is None:
+            self._call_sites = {}
+            for caller in self.summary.functions:
+                for call in caller.calls:
+                    callee = self.callee(call, caller)
+                    if callee is not None and not any(arg.star for arg in call.args):
+                        self._call_sites.setdefault(callee, []).append((caller, call))
+        return self._call_sites
+
+    def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
+        """The function of this file ``call`` runs, where its spelling alone shows it."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value in caller.scope.bindings:
+                return None
+            return self.module_function(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            method = _enclosing_method(caller)
+            if method is not None and func.value.value == method.self_name:
+                return method.owner_class.methods.get(func.attr.value)
+        return None
+
+    def _arguments_in(self, caller: FunctionInfo, depth: int) -> dict[int, _Arguments]:
+        """The kinds of the arguments of each call in ``caller`` that runs a function of this file."""
+        if caller in self._arguments:
+            return self._arguments[caller]
+        if depth > _MAX_CALL_DEPTH:
+            return {}
+        if caller in self._in_progress:
+            self._cuts += 1
+            return {}
+        cuts = self._cuts
+        wanted = {id(call) for call in caller.calls if self.callee(call, caller) is not None}
+        found: dict[int, _Arguments] = {}
+        if wanted:
+            env = self.env(caller, depth + 1)
+
+            def visit(node: cst.CSTNode) -> bool | None:
+                if isinstance(node, cst.Call) and id(node) in wanted:
+                    found[id(node)] = (
+                        [env.kind_of(arg.value) for arg in node.args if arg.keyword is None],
+                        {arg.keyword.value: env.kind_of(arg.value) for arg in node.args if arg.keyword is not None},
+                    )
+                return isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) or None
+
+            self._in_progress.add(caller)
+            try:
+                env.run(lambda node: walk(node, visit))
+            finally:
+                self._in_progress.discard(caller)
+        if self._cuts == cuts:
+            self._arguments[caller] = found
+        return found
 
     def module_function(self, name: str) -> FunctionInfo | None:
         return self._module_functions.get(name)
@@ -324,8 +516,17 @@ class KindEnv:
                 unannotated.add(name)
                 self.names[name] = UNKNOWN
         unannotated.discard(self_name)
-        for name in _parameter_evidence(node, unannotated) if unannotated else ():
+        if not unannotated:
+            return self._bind_stars(node)
+        for name in _parameter_evidence(node, unannotated):
             self.names[name] = TENSOR
+            unannotated.discard(name)
+        for name, kind in self.file_kinds.parameter_kinds(self.function, self.depth).items():
+            if name in unannotated and kind is not UNKNOWN:
+                self.names[name] = kind
+        self._bind_stars(node)
+
+    def _bind_stars(self, node: cst.FunctionDef) -> None:
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 self.names[star.name.value] = PYTHON
@@ -391,6 +592,14 @@ class KindEnv:
             for element, element_value in zip(elements, value.elements):
                 self.bind(element, element_value.value)
             return
+        returned = self._returned_elements(value)
+        if returned is not None and len(returned) == len(elements):
+            # `count, index = self._global_indices(mask)` where the helper returns a tuple
+            for element, kind in zip(elements, returned):
+                for name in _names_in(element):
+                    self.names[name.value] = kind if isinstance(element, cst.Name) else UNKNOWN
+                    self.masks.discard(name.value)
+            return
         kind = self.kind_of(value)
         # Unpacking a tensor (`chunk`, `topk`) gives tensors; unpacking a shape gives sizes. A
         # module's tuple leads with a tensor, but what follows may be sizes
@@ -401,6 +610,12 @@ class KindEnv:
             for name in _names_in(element):
                 self.names[name.value] = UNKNOWN if module_output and position > 0 else each
                 self.masks.discard(name.value)
+
+    def _returned_elements(self, value: cst.BaseExpression) -> tuple[Kind, ...] | None:
+        if not isinstance(value, cst.Call):
+            return None
+        callee = self.file_kinds.callee(value, self.function)
+        return self.file_kinds.return_elements(callee, self.depth) if callee is not None else None
 
     def enter_for(self, statement: cst.For) -> None:
         self.bind_iteration(statement.target, statement.iter)
@@ -432,29 +647,92 @@ class KindEnv:
         for name in _names_in(target):
             yield name.value, each
 
-    def infer_returns(self) -> Kind:
-        """The kind a function returns: its statements run in order, its returns joined."""
+    def infer_returns(self) -> _Returns:
+        """What the function returns: its statements run in order, its returns joined."""
         kinds: list[Kind] = []
-        self._run_suite(self.function.node.body, kinds)
-        if not kinds:
-            return PYTHON
-        return _join(kinds)
+        tuples: list[list[Kind]] = []
 
-    def _run_suite(self, suite: cst.BaseSuite, returns: list[Kind]) -> None:
+        def record(node: cst.CSTNode) -> None:
+            if not isinstance(node, cst.SimpleStatementLine):
+                return
+            for small in node.body:
+                if not isinstance(small, cst.Return):
+                    continue
+                value = small.value
+                kinds.append(PYTHON if value is None else self.kind_of(value))
+                if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                    tuples.append([self.kind_of(e.value) for e in value.elements])
+
+        self.run(record)
+        if not kinds:
+            return _Returns(PYTHON)
+        elements = None
+        if len(tuples) == len(kinds) and len({len(t) for t in tuples}) == 1:
+            elements = tuple(_join(column) for column in zip(*tuples))
+        return _Returns(_join(kinds), elements)
+
+    def run(self, visit: Callable[[cst.CSTNode], object]) -> None:
+        """Run through the body, calling ``visit`` on each simple statement line and each
+        compound statement's header expressions before what they bind is recorded."""
+        self._run_suite(self.function.node.body, visit)
+
+    def _run_suite(self, suite: cst.BaseSuite, visit: Callable[[cst.CSTNode], object]) -> None:
         body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
         for statement in body:
             if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.Return):
-                        returns.append(PYTHON if small.value is None else self.kind_of(small.value))
+                visit(statement)
                 self.after_statement(statement)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
+            elif isinstance(statement, cst.If):
+                self._run_if(statement, visit)
             else:
+                for header in _headers(statement):
+                    visit(header)
                 if isinstance(statement, cst.For):
                     self.enter_for(statement)
                 for block in nested_blocks(statement):
-                    self._run_suite(block, returns)
+                    self._run_suite(block, visit)
+
+    def _run_if(self, statement: cst.If, visit: Callable[[cst.CSTNode], object]) -> None:
+        visit(statement.test)
+        branches = self.branches()
+        self._run_suite(statement.body, visit)
+        branches.branch_done(always_exits(statement.body))
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            self._run_if(orelse, visit)
+            branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
+        elif orelse is not None:
+            self._run_suite(orelse.body, visit)
+            branches.branch_done(always_exits(orelse.body))
+        else:
+            branches.falls_through()
+        branches.close()
+
+    # -- branches -----------------------------------------------------------------
+
+    def branches(self) -> Branches:
+        return Branches(self)
+
+    def snapshot(self) -> _State:
+        return _State(dict(self.names), frozenset(self.masks))
+
+    def restore(self, state: _State) -> None:
+        self.names = dict(state.names)
+        self.masks = set(state.masks)
+
+    def merge(self, states: list[_State]) -> None:
+        names: dict[str, list[Kind]] = {}
+        for state in states:
+            for name, kind in state.names.items():
+                names.setdefault(name, []).append(kind)
+        self.names = {name: _join(kinds) for name, kinds in names.items()}
+        # A mask only where every branch that binds the name left one.
+        self.masks = {
+            name for name in set().union(*(state.masks for state in states))
+            if all(name in state.masks for state in states if name in state.names)
+        }
 
     # -- expressions --------------------------------------------------------------
 
