@@ -128,34 +128,7 @@ NOT_COVERED = {
         "leaked as output\") once that tensor, or a result computed from it, leaves the graph; "
         "torchlint does not follow where such a tensor flows"
     ),
-    "if_item_compare_captured": (
-        "with `capture-scalar-outputs`, `if t.item() > 0:` breaks at the `if` (data-dependent "
-        "branching on the unbacked scalar); torchlint drops the `.item()` finding and does not "
-        "follow the captured scalar into the condition"
-    ),
-    "nonzero_captured_then_branch": (
-        "with `capture-dynamic-output-shape-ops`, `idx = torch.nonzero(y)` traces but "
-        "`if idx.shape[0] > 2:` branches on its data-dependent size; torchlint takes every "
-        "`.shape` for static"
-    ),
     # The fullgraph column (FULLGRAPH_CASES).
-    "if_item_compare (fullgraph)": (
-        "under `fullgraph=True`, `if t.item() > 0:` fails (\"Could not guard on data-dependent "
-        "expression\"); torchlint drops the `.item()` finding there and does not follow the "
-        "captured scalar into the condition"
-    ),
-    "math_isnan_item (fullgraph)": (
-        "under `fullgraph=True`, `if math.isnan(t.item()):` fails the same way; the `.item()` "
-        "finding is dropped and the captured scalar is not followed"
-    ),
-    "if_helper_bool (fullgraph)": (
-        "under `fullgraph=True`, a helper returning `bool(t.sum() > 0)` traces but the caller's "
-        "`if helper(t):` fails on the unbacked bool; the `bool()` finding is dropped there"
-    ),
-    "nonzero_captured_then_branch (fullgraph)": (
-        "under `fullgraph=True`, `torch.nonzero` traces but `if idx.shape[0] > 2:` fails on its "
-        "data-dependent size; torchlint takes every `.shape` for static"
-    ),
     "view_with_tensor_size (fullgraph)": (
         "under `fullgraph=True`, `x.view(2, n + 1)` with a tensor `n` fails with an internal "
         "Dynamo error (PendingUnbackedSymbolNotFound); the size-argument finding is dropped there"
@@ -1248,14 +1221,14 @@ CASES = [
         if y.sum().item() > 0:
             return y + 1
         return y - 1
-    """), capture_scalar_outputs=True),
+    """), "TL201", capture_scalar_outputs=True),
     broken("nonzero_captured_then_branch", forward("""
         y = self.proj(x)
         idx = torch.nonzero(y > 0)
         if idx.shape[0] > 2:
             return y * 2
         return y
-    """), capture_dynamic_output_shape_ops=True),
+    """), "TL201", capture_dynamic_output_shape_ops=True),
     silent("modulo_on_shape", forward("""
         pad = (4 - x.shape[-1] % 4) % 4
         return F.pad(x, (0, pad))
@@ -1408,12 +1381,12 @@ FULLGRAPH_CASES = [
         if x.sum().item() > 0:
             return x + 1
         return x - 1
-    """)),
+    """), "TL201"),
     broken("math_isnan_item", fullgraph("""
         if math.isnan(x.sum().item()):
             return torch.zeros_like(x)
         return x
-    """)),
+    """), "TL201"),
     broken("if_helper_bool", fullgraph("""
         if _is_pos_bool(x):
             return x * 2
@@ -1421,13 +1394,13 @@ FULLGRAPH_CASES = [
     """, before="""
         def _is_pos_bool(t):
             return bool(t.sum() > 0)
-    """)),
+    """), "TL201"),
     broken("nonzero_captured_then_branch", fullgraph("""
         idx = torch.nonzero(x > 0)
         if idx.shape[0] > 2:
             return x * 2
         return x
-    """)),
+    """), "TL201"),
     broken("view_with_tensor_size", fullgraph("""
         flat = x.reshape(-1)[:8]
         n = (flat > 0).sum() * 0 + 3

@@ -293,3 +293,25 @@ def f(x: torch.Tensor):
     return x * clamp_steps(limit=4, steps=x.sum())
 """
     assert findings(source) == [("TL201", 5)]
+
+
+def test_captured_numbers_are_fine_as_sizes_and_in_arithmetic_but_not_in_branches():
+    source = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        n = x.sum().item()
+        idx = torch.nonzero(x > 0)
+        y = x.new_zeros(int(n)) + n * 2
+        z = x.new_zeros(idx.shape[0])
+        if x.shape[0] > 2:
+            y = y - 1
+        if idx.size(0) > 2:
+            y = y + 1
+        return y, z
+
+compiled = torch.compile(Net(), fullgraph=True)
+"""
+    assert findings(source) == [("TL201", 13)]

@@ -12,7 +12,7 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator, always_exits
-from torchlint.semantic.kinds import Branches, FileKinds, Kind, KindEnv
+from torchlint.semantic.kinds import Branches, FileKinds, Kind, KindEnv, is_data_dependent
 from torchlint.semantic.regions import CallIndex, Regions
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import FileSummary, FunctionInfo
@@ -67,7 +67,12 @@ class LintContext:
         self.enclosing: list[cst.CSTNode] = []
         # Nodes a rule has already dealt with (a condition's parts, an assignment's target).
         self.handled: set[int] = set()
-        self.file_kinds = FileKinds(summary)
+        fullgraph = getattr(regions, "fullgraph", ())
+        self.file_kinds = FileKinds(
+            summary,
+            scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
+            shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
+        )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
 
@@ -81,6 +86,10 @@ class LintContext:
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.kind_of(node) is Kind.TENSOR
+
+    def is_data_dependent(self, node: cst.BaseExpression) -> bool:
+        """A tensor, or a number Dynamo captured from one: Python cannot branch on either."""
+        return is_data_dependent(self.kind_of(node))
 
     @functools.cached_property
     def call_index(self) -> CallIndex:

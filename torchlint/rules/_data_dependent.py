@@ -22,7 +22,7 @@ def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExp
             yield from truthiness_sites(condition.right, ctx)
     elif isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
         yield from truthiness_sites(condition.expression, ctx)
-    elif ctx.is_tensor(condition):
+    elif ctx.is_data_dependent(condition):
         yield condition
 
 

@@ -27,7 +27,8 @@ class TensorCondition(Rule):
     def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx) -> None:
         mark_condition(condition, ctx)
         for site in truthiness_sites(condition, ctx):
-            message = f"{what} on a tensor value breaks the graph (Dynamo cannot know which way it goes)"
+            value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
+            message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
             ctx.report(type(self), site, with_fullgraph_note(message, ctx), suggestion)
 
     def visit_If(self, node: cst.If, ctx) -> None:

@@ -27,11 +27,15 @@ class Kind(enum.Enum):
     META = "meta"  # dtype, device, requires_grad, self.training
     PYTHON = "python"  # numbers, strings, None, containers, bools decided at trace time
     MODULE = "module"  # nn.Module instances: calling one gives a tensor
+    # A data-dependent number Dynamo captured into the graph: `.item()` under
+    # `capture_scalar_outputs`, a nonzero's size under `capture_dynamic_output_shape_ops`.
+    # Arithmetic and sizes take it; Python branching on it still breaks.
+    CAPTURED = "captured"
     UNKNOWN = "unknown"
 
 
-TENSOR, SIZE, META, PYTHON, MODULE, UNKNOWN = (
-    Kind.TENSOR, Kind.SIZE, Kind.META, Kind.PYTHON, Kind.MODULE, Kind.UNKNOWN,
+TENSOR, SIZE, META, PYTHON, MODULE, CAPTURED, UNKNOWN = (
+    Kind.TENSOR, Kind.SIZE, Kind.META, Kind.PYTHON, Kind.MODULE, Kind.CAPTURED, Kind.UNKNOWN,
 )
 
 _TENSOR_TYPES = frozenset(
@@ -124,11 +128,18 @@ def is_tensor(kind: Kind) -> bool:
     return kind is TENSOR
 
 
+def is_data_dependent(kind: Kind) -> bool:
+    """Python needs the value of the data to decide on it: a tensor, or a captured number."""
+    return kind is TENSOR or kind is CAPTURED
+
+
 def _arithmetic(kinds: Iterable[Kind]) -> Kind:
     """The kind of `a + b`, `max(a, b)`, ...: a tensor wins, then unknown, then a size."""
     kinds = set(kinds)
     if TENSOR in kinds:
         return TENSOR
+    if CAPTURED in kinds:
+        return CAPTURED
     if UNKNOWN in kinds or MODULE in kinds:
         return UNKNOWN
     if SIZE in kinds:
@@ -148,6 +159,8 @@ def _join(kinds: Iterable[Kind]) -> Kind:
         return kinds.pop()
     if TENSOR in kinds and kinds <= {TENSOR, PYTHON, UNKNOWN}:
         return TENSOR
+    if CAPTURED in kinds and kinds <= {CAPTURED, PYTHON, SIZE, UNKNOWN}:
+        return CAPTURED
     return UNKNOWN
 
 
@@ -306,13 +319,23 @@ class Branches:
 class _State(NamedTuple):
     names: dict[str, Kind]
     masks: frozenset[str]
+    data_sized: frozenset[str]
 
 
 class FileKinds:
     """Return and parameter kinds of the file's functions, worked out on demand and remembered."""
 
-    def __init__(self, summary: FileSummary) -> None:
+    def __init__(
+        self,
+        summary: FileSummary,
+        scalars_captured: Callable[[FunctionInfo], bool] = lambda function: False,
+        shapes_captured: Callable[[FunctionInfo], bool] = lambda function: False,
+    ) -> None:
+        """``scalars_captured``/``shapes_captured``: whether Dynamo captures `.item()` / data-dependent
+        output shapes in a function (the compile profile, or `fullgraph=True`)."""
         self.summary = summary
+        self.scalars_captured = scalars_captured
+        self.shapes_captured = shapes_captured
         self._returns: dict[FunctionInfo, _Returns] = {}
         self._in_progress: set[FunctionInfo] = set()
         self._module_functions = {
@@ -482,6 +505,10 @@ class KindEnv:
         self.names: dict[str, Kind] = {}
         # Names holding a boolean tensor (a mask): `m = x > 0`, `m = torch.isnan(x)`.
         self.masks: set[str] = set()
+        # Names holding a tensor whose size depends on the data, where Dynamo captures it.
+        self.data_sized: set[str] = set()
+        self.scalars_captured = file_kinds.scalars_captured(function)
+        self.shapes_captured = file_kinds.shapes_captured(function)
         self._bind_parameters()
 
     # -- parameters ---------------------------------------------------------------
@@ -570,7 +597,7 @@ class KindEnv:
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
             self.names[name] = _arithmetic([self.names.get(name, UNKNOWN), self.kind_of(small.value)])
-            self.masks.discard(name)
+            self._forget(name)
         elif isinstance(small, cst.Del):
             for name in _names_in(small.target):
                 self.names.pop(name.value, None)
@@ -578,10 +605,11 @@ class KindEnv:
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.names[target.value] = self.kind_of(value)
-            if self.is_mask(value):
-                self.masks.add(target.value)
-            else:
-                self.masks.discard(target.value)
+            for found, names in ((self.is_mask(value), self.masks), (self.is_data_sized(value), self.data_sized)):
+                if found:
+                    names.add(target.value)
+                else:
+                    names.discard(target.value)
             return
         if not isinstance(target, (cst.Tuple, cst.List)):
             return
@@ -598,7 +626,7 @@ class KindEnv:
             for element, kind in zip(elements, returned):
                 for name in _names_in(element):
                     self.names[name.value] = kind if isinstance(element, cst.Name) else UNKNOWN
-                    self.masks.discard(name.value)
+                    self._forget(name.value)
             return
         kind = self.kind_of(value)
         # Unpacking a tensor (`chunk`, `topk`) gives tensors; unpacking a shape gives sizes. A
@@ -609,7 +637,7 @@ class KindEnv:
         for position, element in enumerate(elements):
             for name in _names_in(element):
                 self.names[name.value] = UNKNOWN if module_output and position > 0 else each
-                self.masks.discard(name.value)
+                self._forget(name.value)
 
     def _returned_elements(self, value: cst.BaseExpression) -> tuple[Kind, ...] | None:
         if not isinstance(value, cst.Call):
@@ -623,7 +651,7 @@ class KindEnv:
     def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         for name, kind in self._iteration_kinds(target, iterable):
             self.names[name] = kind
-            self.masks.discard(name)
+            self._forget(name)
 
     def _iteration_kinds(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> Iterator[tuple[str, Kind]]:
         call_name = qualified_name(iterable.func, self.scope) if isinstance(iterable, cst.Call) else None
@@ -716,11 +744,12 @@ class KindEnv:
         return Branches(self)
 
     def snapshot(self) -> _State:
-        return _State(dict(self.names), frozenset(self.masks))
+        return _State(dict(self.names), frozenset(self.masks), frozenset(self.data_sized))
 
     def restore(self, state: _State) -> None:
         self.names = dict(state.names)
         self.masks = set(state.masks)
+        self.data_sized = set(state.data_sized)
 
     def merge(self, states: list[_State]) -> None:
         names: dict[str, list[Kind]] = {}
@@ -733,6 +762,7 @@ class KindEnv:
             name for name in set().union(*(state.masks for state in states))
             if all(name in state.masks for state in states if name in state.names)
         }
+        self.data_sized = set().union(*(state.data_sized for state in states))
 
     # -- expressions --------------------------------------------------------------
 
@@ -774,7 +804,7 @@ class KindEnv:
     def _kind_Attribute(self, node: cst.Attribute) -> Kind:
         attribute = node.attr.value
         if attribute in _SIZE_ATTRIBUTES:
-            return SIZE
+            return CAPTURED if attribute == "shape" and self.is_data_sized(node.value) else SIZE
         if attribute in _META_ATTRIBUTES:
             return META
         base = node.value
@@ -813,7 +843,7 @@ class KindEnv:
 
     def _kind_Subscript(self, node: cst.Subscript) -> Kind:
         base = self.kind_of(node.value)
-        if base in (TENSOR, SIZE, MODULE):
+        if base in (TENSOR, SIZE, MODULE, CAPTURED):
             return base
         return UNKNOWN
 
@@ -825,13 +855,15 @@ class KindEnv:
         if isinstance(node.operator, cst.Not):
             # `not t` asks for the tensor's truth value: the kind stays a tensor so that
             # conditions see it.
-            return TENSOR if kind is TENSOR else (UNKNOWN if kind is UNKNOWN else PYTHON)
+            return kind if kind in (TENSOR, CAPTURED, UNKNOWN) else PYTHON
         return kind
 
     def _kind_BooleanOperation(self, node: cst.BooleanOperation) -> Kind:
         kinds = [self.kind_of(node.left), self.kind_of(node.right)]
         if TENSOR in kinds:
             return TENSOR
+        if CAPTURED in kinds:
+            return CAPTURED
         return UNKNOWN if UNKNOWN in kinds else PYTHON
 
     def _kind_Comparison(self, node: cst.Comparison) -> Kind:
@@ -845,6 +877,8 @@ class KindEnv:
         kinds = [self.kind_of(operand) for operand in operands]
         if TENSOR in kinds:
             return TENSOR
+        if CAPTURED in kinds:
+            return CAPTURED
         if UNKNOWN in kinds and not all(k in (UNKNOWN, PYTHON) for k in kinds if k is not UNKNOWN):
             return UNKNOWN
         return PYTHON if UNKNOWN not in kinds else UNKNOWN
@@ -889,7 +923,8 @@ class KindEnv:
                 return TENSOR
             return MODULE  # nn.Linear(...) and friends
         if name.startswith(_MATH_PREFIX):
-            return PYTHON
+            captured = any(self.kind_of(arg.value) is CAPTURED for arg in node.args)
+            return CAPTURED if captured else PYTHON
         if name.startswith("builtins."):
             return self._builtin_call(name[len("builtins."):], node)
         return None
@@ -897,7 +932,11 @@ class KindEnv:
     def _builtin_call(self, name: str, node: cst.Call) -> Kind:
         args = [arg.value for arg in node.args if not arg.star]
         if name == "len":
+            if args and self.is_data_sized(args[0]):
+                return CAPTURED
             return SIZE if args and self.kind_of(args[0]) in (TENSOR, SIZE) else PYTHON
+        if name in ("int", "float", "bool") and self.scalars_captured and args and self.kind_of(args[0]) is TENSOR:
+            return CAPTURED
         if name in ("int", "float", "bool", "str", "repr", "isinstance", "issubclass", "hasattr",
                     "callable", "id", "hash", "range", "format", "type", "dict", "set", "frozenset"):
             return PYTHON
@@ -920,6 +959,10 @@ class KindEnv:
             return UNKNOWN
         kind = self.kind_of(receiver)
         if kind is TENSOR:
+            if method == "item" and self.scalars_captured:
+                return CAPTURED
+            if method in ("size", "numel") and self.is_data_sized(receiver):
+                return CAPTURED
             return _TENSOR_METHOD_KINDS.get(method, TENSOR)
         if kind is MODULE:
             return TENSOR if method in ("forward", "__call__") else UNKNOWN
@@ -929,6 +972,33 @@ class KindEnv:
         if kind is SIZE:
             return SIZE
         return UNKNOWN
+
+    # -- data-dependent sizes -------------------------------------------------------
+
+    def _forget(self, name: str) -> None:
+        """A name bound anew holds neither a mask nor a data-sized tensor until shown to."""
+        self.masks.discard(name)
+        self.data_sized.discard(name)
+
+    def is_data_sized(self, node: cst.BaseExpression) -> bool:
+        """A tensor whose size depends on the data and that Dynamo keeps in the graph."""
+        if not self.shapes_captured:
+            return False
+        if isinstance(node, cst.Name):
+            return node.value in self.data_sized
+        if isinstance(node, cst.Subscript):
+            indices = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            return any(self.is_mask(index) for index in indices) or self.is_data_sized(node.value)
+        if isinstance(node, cst.Call):
+            name = qualified_name(node.func, self.scope)
+            if name in _DATA_SIZED_FUNCTIONS:
+                return True
+            func = node.func
+            if isinstance(func, cst.Attribute) and self.kind_of(func.value) is TENSOR:
+                return func.attr.value in _DATA_SIZED_METHODS or (
+                    func.attr.value in _LAYOUT_METHODS and self.is_data_sized(func.value)
+                )
+        return False
 
     # -- masks ----------------------------------------------------------------------
 
@@ -963,6 +1033,9 @@ _TORCH_SCALAR_MATH = frozenset(
      "torch.sub", "torch.mul", "torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min"}
 )
 _REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
+# Ops whose output size is read from the data.
+_DATA_SIZED_METHODS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select"})
+_DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in _DATA_SIZED_METHODS)
 # What a tensor method gives when it gives no tensor.
 _TENSOR_METHOD_KINDS = {
     **{name: SIZE for name in _SIZE_METHODS},
