@@ -245,3 +245,46 @@ def test_a_loop_calling_a_helper_in_a_fullgraph_function_is_not_a_frame_skip():
         """
     )
     assert [c for c, _ in findings(source)] == []
+
+
+_STACKS = """
+import torch
+from torch import nn
+
+class Breaking(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return x
+
+class Clean(nn.Module):
+    def forward(self, x):
+        return x.relu()
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.listed = nn.ModuleList([Breaking(), Breaking()])
+        self.built = nn.ModuleList([Breaking() for _ in range(3)])
+        self.chain = nn.Sequential(Breaking(), Breaking())
+        self.clean = nn.ModuleList([Clean() for _ in range(3)])
+        self.mixed = nn.ModuleList([Clean(), Breaking()])
+
+    def forward(self, x):
+        for layer in self.listed:
+            x = layer(x)
+        for layer in self.built:
+            x = layer(x)
+        for layer in self.chain:
+            x = layer(x)
+        for layer in self.clean:
+            x = layer(x)
+        for layer in self.mixed:
+            x = layer(x)
+        return x
+"""
+
+
+def test_a_loop_over_a_module_list_of_breaking_blocks_skips_the_frame():
+    # The last loop's elements are of two classes: which one runs is not followed.
+    assert findings(_STACKS) == [("TL201", 7), ("TL601", 25), ("TL601", 27), ("TL601", 29)]

@@ -15,6 +15,7 @@ import libcst as cst
 
 from torchlint.checker import Finding
 from torchlint.cst_walk import walk
+from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import FunctionInfo
 
 # Families whose findings are graph breaks.
@@ -87,12 +88,61 @@ def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tup
             continue
         for loop in _own_nodes(caller.node.body, (cst.For, cst.While)):
             inner: list[Finding] = []
+            elements = _element_calls(loop, caller, ctx)
             for call in _own_nodes(loop.body, (cst.Call,)):
-                target = ctx.call_index.callee(call.func, caller)
+                target = elements.get(call.func.value) if isinstance(call.func, cst.Name) else None
+                if target is None:
+                    target = ctx.call_index.callee(call.func, caller)
                 if isinstance(target, FunctionInfo) and target is not caller and target in ctx.regions.compiled:
                     inner.extend(f for f in breaks.get(id(target), ()) if f not in inner)
             if inner:
                 yield caller, loop, inner
+
+
+_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+
+
+def _element_calls(loop: cst.CSTNode, caller: FunctionInfo, ctx) -> dict[str, FunctionInfo]:
+    """`for layer in self.layers:` over a ModuleList or Sequential of this file's modules:
+    the loop name, with what calling it runs (`Block.forward`)."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return {}
+    iterable = loop.iter
+    method = caller
+    while method is not None and method.owner_class is None:
+        method = method.parent
+    if (
+        method is None
+        or not isinstance(iterable, cst.Attribute)
+        or not isinstance(iterable.value, cst.Name)
+        or iterable.value.value != method.self_name
+    ):
+        return {}
+    container = method.owner_class.attribute_values.get(iterable.attr.value)
+    if not isinstance(container, cst.Call):
+        return {}
+    scope = method.owner_class.enclosing
+    if qualified_name(container.func, scope) not in _MODULE_CONTAINERS:
+        return {}
+    targets = {
+        target
+        for element in _container_elements(container)
+        if isinstance(element, cst.Call)
+        and (cls := ctx.call_index.local_class(element.func, scope)) is not None
+        and isinstance(target := ctx.call_index.instance_call(cls), FunctionInfo)
+    }
+    # Elements of several classes: which one breaks is not known here.
+    return {loop.target.value: targets.pop()} if len(targets) == 1 else {}
+
+
+def _container_elements(container: cst.Call) -> list[cst.BaseExpression]:
+    """`ModuleList([Block() for _ in range(n)])`, `ModuleList([A(), B()])`, `Sequential(A(), B())`."""
+    values = [arg.value for arg in container.args if arg.keyword is None and not arg.star]
+    if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
+        return [element.value for element in values[0].elements]
+    if len(values) == 1 and isinstance(values[0], (cst.ListComp, cst.GeneratorExp)):
+        return [values[0].elt]
+    return values
 
 
 def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
