@@ -66,14 +66,26 @@ def codes_for_file(path: str, settings: Settings) -> frozenset[str]:
 
 
 def module_name(path: str, settings: Settings) -> str:
-    """`pkg.models.net` for `<root>/pkg/models/net.py`, for matching entry points."""
+    """`pkg.models.net` for `<root>/pkg/models/net.py`, for matching entry points and
+    resolving imports. Outside the root (an installed library linted by path) the folders
+    that hold an `__init__.py` name the package."""
     relative = _relative(path, settings)
     if relative is None:
-        return PurePath(path).stem
+        relative = _in_package(Path(path).absolute())
     parts = list(relative.with_suffix("").parts)
     if parts and parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
+
+
+def _in_package(path: Path) -> PurePath:
+    """`diffusers/schedulers/scheduling_ddpm.py` from the file up to its top package: the
+    parent folders up to the first that has no `__init__.py` (just the file's name outside
+    any package)."""
+    folder = path.parent
+    while folder != folder.parent and (folder / "__init__.py").is_file():
+        folder = folder.parent
+    return path.relative_to(folder)
 
 
 @lru_cache(maxsize=64)

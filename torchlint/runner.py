@@ -168,13 +168,19 @@ def check_paths(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    with _Workers(jobs, len(work)) as workers:
-        if len(work) < 2:
-            run.results = workers.map(_check_batch, [(path, settings, None) for path, settings in work], keep_sources)
-        else:
-            run.results = list(_ProjectRun(work, workers, keep_sources).final_results().values())
+    run.results = check_files(work, jobs=jobs, keep_sources=keep_sources)
     run.results.sort(key=lambda result: result.path)
     return run
+
+
+def check_files(
+    work: list[tuple[Path, Settings]], *, jobs: int | None = None, keep_sources: bool = False
+) -> list[FileResult]:
+    """Lint files, each with its own settings; two or more are linted as one project."""
+    with _Workers(jobs, len(work)) as workers:
+        if len(work) < 2:
+            return workers.map(_check_batch, [(path, settings, None) for path, settings in work], keep_sources)
+        return list(_ProjectRun(work, workers, keep_sources).final_results().values())
 
 
 class _ProjectRun:
@@ -183,7 +189,8 @@ class _ProjectRun:
     Phases: the `torch._dynamo.config` assignments (cheap: only files that mention
     `_dynamo` are parsed); every file linted on its own, returning its outline; the
     project index over the outlines (parsing, on demand, files the text test skipped that
-    compiled code calls into); a second lint of just the files other files change.
+    compiled code calls into or that may build a module around the objects it calls); a
+    second lint of just the files other files change.
     """
 
     def __init__(self, work: list[tuple[Path, Settings]], workers: _Workers, keep_sources: bool) -> None:
@@ -201,11 +208,27 @@ class _ProjectRun:
         while True:
             self.index = ProjectIndex(self.outlines.values(), lambda path: display_path(path, cwd), self.plain.dynamo_config)
             self.index.solve()
-            needed = sorted((self.index.unparsed_needed & self.outlines.keys()) - parsed_on_demand)
+            needed = (self.index.unparsed_needed & self.outlines.keys()) | self._naming(self.index.constructions_needed)
+            needed = sorted(needed - parsed_on_demand)
             if not needed:
                 break
             parsed_on_demand.update(needed)
             self._analyze(needed, parse_always=True)
+
+    def _naming(self, names: set[str]) -> set[str]:
+        """The files the text test skipped whose text mentions one of ``names``."""
+        if not names:
+            return set()
+        found = set()
+        for path, outline in self.outlines.items():
+            if not outline.parsed:
+                try:
+                    text = read_source(self.work[path][0])
+                except SourceError:
+                    continue
+                if any(name in text for name in names):
+                    found.add(path)
+        return found
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
         items = [(*self.work[path], self.plain) for path in paths]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torchlint.semantic.regions import FileGraph, Ref, Regions
+from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments
 from torchlint.semantic.scopes import qualified_name
-from torchlint.semantic.summary import FileSummary, FunctionInfo
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 # An edge's target: a function of the same file (its qualified name), or a Ref whose
 # relative names are made absolute.
 Target = str | Ref
+# A class: (True, qualname) for one of this file, (False, absolute dotted name) otherwise.
+ClassName = tuple[bool, str]
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,24 @@ class OutlineEntry:
 
 @dataclass(frozen=True)
 class ClassOutline:
-    # (True, qualname) for a base in this file, (False, absolute dotted name) otherwise
-    bases: tuple[tuple[bool, str], ...]
+    bases: tuple[ClassName, ...]
     methods: frozenset[str]
     # why this file alone shows it is an nn.Module, or None
     module_reason: str | None
+    # the parameters of its own __init__ that positional arguments fill, `self` left out
+    init_params: tuple[str, ...] = ()
+    # (attribute, __init__ parameter): `self.<attribute> = <parameter>` in __init__
+    held: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Construction:
+    """`Loop(UNet(), scheduler=DDPMScheduler())`: one argument whose class is known."""
+
+    built: ClassName
+    slot: int | str  # position or keyword
+    given: ClassName
+    site: str  # the function (dotted) or module it is in
 
 
 @dataclass
@@ -45,9 +60,12 @@ class FileOutline:
     # False: the text test showed nothing to trace, so the file was not parsed
     parsed: bool = True
     imports: dict[str, str] = field(default_factory=dict)  # module-level name -> dotted name
+    # modules whose public names `from <module> import *` brings in, absolute
+    stars: tuple[str, ...] = ()
     functions: dict[str, tuple[tuple[Target, str], ...]] = field(default_factory=dict)
     classes: dict[str, ClassOutline] = field(default_factory=dict)
     entries: tuple[OutlineEntry, ...] = ()
+    constructions: tuple[Construction, ...] = ()
     disabled: frozenset[str] = frozenset()
     # what linting the file on its own found
     compiled: frozenset[str] = frozenset()
@@ -99,20 +117,37 @@ def outline_of(
                 edges.append((resolved, how))
         functions[function.qualname] = functions.get(function.qualname, ()) + tuple(edges)
 
+    def class_name(cls: ClassInfo | str | None) -> ClassName | None:
+        if isinstance(cls, ClassInfo):
+            return (True, cls.qualname)
+        name = absolute(cls, package) if cls else None
+        return (False, name) if name else None
+
     classes = {}
     index = graph.index
     for qualname, info in summary.classes.items():
         bases = []
         for base in info.bases:
             local = index.local_class(base, info.enclosing)
-            if local is not None:
-                bases.append((True, local.qualname))
-                continue
-            name = qualified_name(base, info.enclosing)
-            name = absolute(name, package) if name else None
-            if name:
-                bases.append((False, name))
-        classes[qualname] = ClassOutline(tuple(bases), frozenset(info.methods), index.module_reason(info))
+            name = class_name(local or qualified_name(base, info.enclosing))
+            if name is not None:
+                bases.append(name)
+        init = info.methods.get("__init__")
+        classes[qualname] = ClassOutline(
+            tuple(bases),
+            frozenset(info.methods),
+            index.module_reason(info),
+            tuple(param.name.value for param in init.positional) if init is not None else (),
+            tuple(info.held.items()),
+        )
+
+    constructions = []
+    for built, call, scope, function in index.constructions():
+        built_name = class_name(built)
+        for slot, value in arguments(call) if built_name is not None else ():
+            given = class_name(index.instance_class(value, function, scope))
+            if given is not None:
+                constructions.append(Construction(built_name, slot, given, index.site(function)))
 
     entries = []
     for entry in graph.entries(candidates=True):
@@ -127,14 +162,17 @@ def outline_of(
         if resolved_name:
             imports[local_name] = resolved_name
 
+    stars = (absolute(name, package) for name in summary.scope.star_imports)
     return FileOutline(
         path=path,
         module=summary.module_name,
         package=package,
         imports=imports,
+        stars=tuple(name for name in stars if name),
         functions=functions,
         classes=classes,
         entries=tuple(entries),
+        constructions=tuple(constructions),
         disabled=frozenset(function.qualname for function in graph.disabled),
         compiled=frozenset(function.qualname for function in regions.compiled),
         fullgraph=frozenset(function.qualname for function in regions.fullgraph),

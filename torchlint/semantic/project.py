@@ -2,9 +2,10 @@
 
 Each file is first linted on its own. The index then joins the outlines: an import names a
 function or class of another linted file, a base class lives in another file, a module is
-compiled in a script. It finds, for each file, the functions that are compiled only because
-of another file, and the engine lints just those files again with that knowledge
-(``ProjectFacts``). The work here is graph search over small records, no parsing.
+compiled in a script, a script builds a module around an object of another file's class.
+It finds, for each file, the functions that are compiled only because of another file, and
+the engine lints just those files again with that knowledge (``ProjectFacts``). The work
+here is graph search over small records, no parsing.
 """
 
 from __future__ import annotations
@@ -14,17 +15,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from torchlint.semantic.dynamo_config import merge
-from torchlint.semantic.outline import FileOutline, OutlineEntry, Target
+from torchlint.semantic.outline import ClassName, FileOutline, OutlineEntry, Target
 from torchlint.semantic.regions import (
     COMPILED,
     CONSTRUCT,
+    HELD,
     INSTANCE,
     METHOD,
     NAME,
     SUPER,
     Ref,
     fullgraph_only,
+    held_note,
     reach,
+    through,
 )
 
 # A function of the project: (path, qualified name).
@@ -81,7 +85,12 @@ class ProjectIndex:
         self.dynamo_config = dynamo_config
         # files the text test skipped that compiled code leads into: parse them and rebuild
         self.unparsed_needed: set[str] = set()
+        # classes whose constructions decide what compiled code calls (it calls an object
+        # they keep): files the text test skipped that name one must be parsed too
+        self.constructions_needed: set[str] = set()
         self._module_reasons: dict[ClassKey, str | None] = {}
+        self._through_stars: dict[tuple[str, tuple[str, ...]], tuple[str, str, str] | None] = {}
+        self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
         self._facts: dict[str, ProjectFacts | None] = {}
         self._solved = False
@@ -122,6 +131,22 @@ class ProjectIndex:
         alias = outline.imports.get(rest[0])
         if alias is not None:
             return self.resolve(".".join([alias, *rest[1:]]), depth + 1)
+        if outline.stars and not rest[0].startswith("_") and depth < _MAX_ALIAS_DEPTH:
+            key = (path, tuple(rest))
+            if key not in self._through_stars:
+                self._through_stars[key] = self._star_member(outline, rest, depth)
+            return self._through_stars[key]
+        return None
+
+    def _star_member(self, outline: FileOutline, rest: list[str], depth: int) -> tuple[str, str, str] | None:
+        """A public name that `from .models import *` brings in (transformers re-exports
+        this way). Only modules linted themselves are looked into, and each name once:
+        packages star-import dozens of modules each."""
+        for star in outline.stars:
+            path = self._module_path(star)
+            found = self._member(path, rest, depth + 1) if path is not None and path != outline.path else None
+            if found is not None:
+                return found
         return None
 
     def _class(self, path: str, name: str, local: bool) -> ClassKey | None:
@@ -170,6 +195,52 @@ class ProjectIndex:
             if found is not None:
                 return found
         return None
+
+    def given(self, holder: ClassKey, attr: str) -> list[tuple[ClassKey, str]]:
+        """The classes the constructions of the project pass for the ``__init__`` argument
+        that ``self.<attr>`` of ``holder`` keeps, each with where."""
+        if self._constructions is None:
+            self._constructions = self._find_constructions()
+        param = dict(self.files[holder[0]].classes[holder[1]].held).get(attr)
+        found = []
+        for path, name, where in self._constructions.get((holder, param), ()) if param else ():
+            given = self._class(path, name[1], name[0])
+            if given is not None:
+                found.append((given, where))
+        return found
+
+    def _find_constructions(self) -> dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]]:
+        """(class whose __init__ runs, parameter) -> what is passed for it: the file that
+        names the argument's class, the class as named there, and where."""
+        found: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] = {}
+        for path, outline in self.files.items():
+            for construction in outline.constructions:
+                built = self._class(path, construction.built[1], construction.built[0])
+                init = self.find_method(built, "__init__") if built is not None else None
+                if init is None:
+                    continue
+                owner = (init[0], init[1].rpartition(".")[0])
+                param = construction.slot
+                if isinstance(param, int):
+                    positional = self.files[owner[0]].classes[owner[1]].init_params
+                    param = positional[param] if param < len(positional) else None
+                if param is not None:
+                    where = f"given to {built[1]}() in {construction.site}"
+                    found.setdefault((owner, param), []).append((path, construction.given, where))
+        return found
+
+    def _held(self, path: str, ref: Ref) -> list[tuple[Node, str]]:
+        """What a HELD Ref may run, each with a note on where the object's class was seen."""
+        if ref.name not in self.files[path].classes:
+            return []
+        self.constructions_needed.add(ref.name.rpartition(".")[2])
+        attr, _, method = ref.attr.partition(".")
+        found = []
+        for cls, where in self.given((path, ref.name), attr):
+            node = self.find_method(cls, method) if method else self._instance_call(cls)
+            if node is not None:
+                found.append((node, held_note(attr, cls[1], where)))
+        return found
 
     def _instance_call(self, key: ClassKey) -> Node | None:
         return self.find_method(key, "forward") or self.find_method(key, "__call__")
@@ -221,6 +292,9 @@ class ProjectIndex:
             path, qualname = node
             found = []
             for target, how in self.files[path].functions.get(qualname, ()):
+                if isinstance(target, Ref) and target.kind == HELD:
+                    found.extend((node, through(how, note)) for node, note in self._held(path, target))
+                    continue
                 resolved = self._target(path, target)
                 if resolved is not None:
                     found.append((resolved, how))

@@ -7,16 +7,21 @@ follows the calls that resolve statically: functions of the same module, ``self.
 ``super().method()``, submodules assigned in ``__init__``, and functions handed to another
 call (``checkpoint(fn, x)``). Functions under ``torch.compiler.disable`` are never traced.
 
+An object handed to a constructor and kept (`self.scheduler = scheduler` in `__init__`)
+is followed too: `self.scheduler.step(...)` runs the `step` of every class a construction
+site passes for that parameter, and of the class the parameter is annotated with.
+
 A call that leads out of the file (an imported function, a method a base class from
-another file defines) is kept as a ``Ref``: the project index resolves it across the
-linted files and hands the result back through ``ProjectFacts``.
+another file defines, an attribute that constructions in other files may fill) is kept as
+a ``Ref``: the project index resolves it across the linted files and hands the result back
+through ``ProjectFacts``.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -73,6 +78,54 @@ CONSTRUCT = "construct"  # a class called: its __init__ unless it is an nn.Modul
 METHOD = "method"  # `attr` looked up through the class and its bases
 SUPER = "super"  # `attr` looked up through the bases of the class only
 INSTANCE = "instance"  # an instance called: forward, else __call__ (none if it defines `attr`)
+# What `self.<attr>` of the class keeps from its constructor: called (`attr` "unet"), or a
+# method of it called (`attr` "scheduler.step").
+HELD = "held"
+
+
+def through(how: str, note: str) -> str:
+    """`called from` with a note: `called through self.scheduler (...) from`."""
+    if not note:
+        return how
+    verb, rest = how.split(" ", 1)
+    return f"{verb} through {note} {rest}"
+
+
+def held_note(attr: str, cls: str, where: str) -> str:
+    """`self.scheduler (a DDPMScheduler given to Loop() in pkg.train.main)`."""
+    return f"self.{attr} (a {cls} {where})"
+
+
+def dotted_in(module: str, qualname: str) -> str:
+    """`pkg.model.Net.forward`: a function's name as reasons show it."""
+    return f"{module}.{qualname}" if module and module.replace(".", "").isidentifier() else qualname
+
+
+def arguments(call: cst.Call) -> Iterator[tuple[int | str, cst.BaseExpression]]:
+    """Each argument with the position or keyword that decides its parameter; positions
+    after a `*args` are unknown, so those arguments are left out."""
+    position: int | None = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            yield arg.keyword.value, arg.value
+        elif arg.star:
+            position = None
+        elif position is not None:
+            yield position, arg.value
+            position += 1
+
+
+def argument_for(call: cst.Call, function: FunctionInfo, name: str) -> cst.BaseExpression | None:
+    """What ``call`` passes for the parameter ``name`` of ``function``."""
+    positional = [param.name.value for param in function.positional]
+    for slot, value in arguments(call):
+        if slot == name or (isinstance(slot, int) and slot < len(positional) and positional[slot] == name):
+            return value
+    return None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def may_be_project(name: str | None) -> bool:
@@ -150,6 +203,9 @@ class _Index:
         self.classes_by_scope: dict[tuple[int, str], ClassInfo] = {
             (id(info.enclosing), info.node.name.value): info for info in summary.classes.values()
         }
+        self.functions_by_body = {id(function.scope): function for function in summary.functions}
+        self._constructions: list[tuple[ClassInfo | str, cst.Call, Scope, FunctionInfo | None]] | None = None
+        self._held: dict[tuple[ClassInfo, str], list[tuple[ClassInfo | str, str]]] = {}
         self._module_reasons: dict[ClassInfo, str | None] = {}
         self._foreign: dict[ClassInfo, bool] = {}
 
@@ -297,7 +353,7 @@ class _Index:
             value = assigned_value(expr, scope)
             if isinstance(value, cst.Call):
                 return self.instance_class(value, None, scope, _depth + 1)
-            return None
+            return self.parameter_class(expr.value, scope) if value is None else None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and function is not None:
             context = self.method_context(function)
             if context is not None and expr.value.value == context[0].self_name:
@@ -307,12 +363,136 @@ class _Index:
                     return self.instance_class(value, None, cls.enclosing, _depth + 1)
         return None
 
+    def parameter_class(self, name: str, scope: Scope) -> ClassInfo | str | None:
+        """The class a parameter is annotated with (`scheduler: DDPMScheduler`, `Optional[...]`, `... | None`)."""
+        owner = lookup_scope(scope, name)
+        function = self.functions_by_body.get(id(owner)) if owner is not None else None
+        if function is None or name in owner.assignments:
+            return None
+        param = function.parameter(name)
+        if param is None or param.annotation is None:
+            return None
+        return self._annotated_class(param.annotation.annotation, function.enclosing)
+
+    def _annotated_class(self, annotation: cst.BaseExpression, scope: Scope) -> ClassInfo | str | None:
+        if isinstance(annotation, cst.Subscript):
+            optional = (qualified_name(annotation.value, scope) or "").endswith("Optional")
+            inner = annotation.slice[0].slice if optional and len(annotation.slice) == 1 else None
+            return self._annotated_class(inner.value, scope) if isinstance(inner, cst.Index) else None
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            sides = [side for side in (annotation.left, annotation.right) if not _is_none(side)]
+            return self._annotated_class(sides[0], scope) if len(sides) == 1 else None
+        if isinstance(annotation, (cst.Name, cst.Attribute)):
+            return self.class_of(annotation, scope)
+        return None
+
+    def site(self, function: FunctionInfo | None) -> str:
+        """Where code runs, for reasons: a function's dotted name, or the module."""
+        if function is not None:
+            return dotted_in(self.summary.module_name, function.qualname)
+        return self.summary.module_name or "the module"
+
+    def constructions(self) -> list[tuple[ClassInfo | str, cst.Call, Scope, FunctionInfo | None]]:
+        """Every call of a class of this file, or of an imported name that may be a class."""
+        if self._constructions is None:
+            self._constructions = [
+                (cls, call, scope, function)
+                for call, scope, function in self.summary.calls
+                if isinstance(call.func, (cst.Name, cst.Attribute))
+                and (cls := self.class_of(call.func, scope)) is not None
+            ]
+        return self._constructions
+
+    def held_classes(self, cls: ClassInfo, attr: str) -> list[tuple[ClassInfo | str, str]]:
+        """What ``self.<attr>`` may hold where it keeps an argument of ``cls.__init__``: the
+        class the parameter is annotated with, and the class of what each construction in
+        this file passes. Each with where it was seen."""
+        key = (cls, attr)
+        if key not in self._held:
+            self._held[key] = self._held_classes(cls, attr)
+        return self._held[key]
+
+    def _held_classes(self, cls: ClassInfo, attr: str) -> list[tuple[ClassInfo | str, str]]:
+        init = cls.methods.get("__init__")
+        param = cls.held.get(attr)
+        if init is None or param is None:
+            return []
+        found: list[tuple[ClassInfo | str, str]] = []
+        annotated = self.parameter_class(param, init.scope)
+        if annotated is not None:
+            found.append((annotated, f"as annotated in {self.site(init)}"))
+        for built, call, scope, function in self.constructions():
+            if isinstance(built, ClassInfo) and self.find_method(built, "__init__") is init:
+                value = argument_for(call, init, param)
+                given = self.instance_class(value, function, scope) if value is not None else None
+                if given is not None:
+                    found.append((given, f"given to {built.qualname}() in {self.site(function)}"))
+        return found
+
+    def held_targets(
+        self, expr: cst.BaseExpression, function: FunctionInfo
+    ) -> list[tuple[FunctionInfo | Ref, str]] | None:
+        """`self.unet(...)` or `self.scheduler.step(...)` where the attribute keeps an argument
+        of `__init__`: what may run, each with a note on where its class was seen, then a
+        HELD Ref for the constructions in other files. None for any other call."""
+        method = ""
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
+            method, expr = expr.attr.value, expr.value
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+            return None
+        context = self.method_context(function)
+        if context is None or expr.value.value != context[0].self_name:
+            return None
+        cls, attr = context[1], expr.attr.value
+        param = cls.held.get(attr)
+        if param is None or not self._only_held(cls, attr, param) or self.find_method(cls, attr) is not None:
+            return None
+        found: list[tuple[FunctionInfo | Ref, str]] = []
+        for held, where in self.held_classes(cls, attr):
+            if not method:
+                target = self.instance_call(held)
+            elif isinstance(held, ClassInfo):
+                target = self.method(held, method)
+            else:
+                target = Ref(METHOD, held, method)
+            if target is not None:
+                shown = held.qualname if isinstance(held, ClassInfo) else held.rsplit(".", 1)[-1]
+                found.append((target, held_note(attr, shown, where)))
+        found.append((Ref(HELD, cls.qualname, f"{attr}.{method}" if method else attr, local=True), ""))
+        return found
+
+    @staticmethod
+    def _only_held(cls: ClassInfo, attr: str, param: str) -> bool:
+        """Whether ``self.<attr>`` is set nowhere but from ``param`` in ``__init__``: an
+        attribute set again elsewhere may hold anything."""
+        init_scope = cls.methods["__init__"].scope
+        return all(
+            isinstance(value, cst.Name) and value.value == param and scope is init_scope
+            for value, scope in cls.attribute_history.get(attr, ())
+        )
+
+    def callees(self, expr: cst.BaseExpression, function: FunctionInfo) -> list[tuple[FunctionInfo | Ref, str]]:
+        """What calling ``expr`` inside ``function`` may run, each with a note on how its
+        class was found ("" for a plain call). Several where an attribute holds objects of
+        several classes."""
+        held = self.held_targets(expr, function)
+        if held is not None and len(held) > 1:
+            return held
+        target = self._callee(expr, function)
+        found = [(target, "")] if target is not None else []
+        return found + (held or [])
+
+    def callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
+        """What calling ``expr`` inside ``function`` runs: a function here, a Ref, or None
+        (the first one, where several may)."""
+        found = self.callees(expr, function)
+        return found[0][0] if found else None
+
     def _imported(self, expr: cst.BaseExpression, scope: Scope) -> Ref | None:
         name = qualified_name(expr, scope)
         return Ref(NAME, name) if may_be_project(name) else None
 
-    def callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
-        """What calling ``expr`` inside ``function`` runs: a function here, a Ref, or None."""
+    def _callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
         scope = function.scope
         if isinstance(expr, cst.Name):
             owner = lookup_scope(scope, expr.value)
@@ -455,9 +635,7 @@ class FileGraph:
         self._entries: list[Entry] | None = None
 
     def dotted(self, qualname: str) -> str:
-        """`pkg.model.Net.forward`: a function's name as reasons show it."""
-        module = self.summary.module_name
-        return f"{module}.{qualname}" if module and module.replace(".", "").isidentifier() else qualname
+        return dotted_in(self.summary.module_name, qualname)
 
     def entries(self, candidates: bool = False) -> list[Entry]:
         """Entry points in a fixed order; ``candidates`` adds the forward of every class
@@ -539,17 +717,13 @@ class FileGraph:
         if found is not None:
             return found
         found = []
-        callee = self.index.callee
+        callees = self.index.callees
         for call in function.calls:
-            target = callee(call.func, function)
-            if target is not None:
-                found.append((target, CALLED))
+            found.extend((target, through(CALLED, note)) for target, note in callees(call.func, function))
             # Functions handed to another call are usually called by it (checkpoint, map, ...).
             for arg in call.args:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    target = callee(arg.value, function)
-                    if target is not None:
-                        found.append((target, PASSED))
+                    found.extend((target, through(PASSED, note)) for target, note in callees(arg.value, function))
         for nested in self.nested_in.get(function, ()):
             found.append((nested, NESTED))
         self._edges[function] = found

@@ -28,6 +28,8 @@ class Scope:
     assignments: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # names declared `global` / `nonlocal`: they live in another scope
     declared_elsewhere: set[str] = field(default_factory=set)
+    # modules of `from <module> import *`, as written
+    star_imports: list[str] = field(default_factory=list)
 
     def bind(self, name: str) -> None:
         self.bindings.add(name)

@@ -26,6 +26,8 @@ class ClassInfo:
     attribute_values: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # every `self.<attr> = <expr>` of the class, with the scope of the method it is in
     attribute_history: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(default_factory=dict)
+    # `self.<attr> = <param>` in `__init__`: the attribute keeps what the constructor was given
+    held: dict[str, str] = field(default_factory=dict)
 
     @property
     def bases(self) -> list[cst.BaseExpression]:
@@ -53,6 +55,19 @@ class FunctionInfo:
             return None
         return self.node.params.params[0].name.value
 
+    @property
+    def positional(self) -> list[cst.Param]:
+        """The parameters a positional argument can fill, ``self`` left out for a method."""
+        params = [*self.node.params.posonly_params, *self.node.params.params]
+        return params[1:] if self.owner_class is not None else params
+
+    def parameter(self, name: str) -> cst.Param | None:
+        params = self.node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                return param
+        return None
+
 
 @dataclass(eq=False)
 class FileSummary:
@@ -78,6 +93,20 @@ def _target_names(target: cst.BaseExpression):
             yield from _target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _target_names(target.value)
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression):
+    """(target, value) pairs of an assignment, `a, b = x, y` taken element by element."""
+    if (
+        isinstance(target, (cst.Tuple, cst.List))
+        and isinstance(value, (cst.Tuple, cst.List))
+        and len(target.elements) == len(value.elements)
+        and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+    ):
+        for left, right in zip(target.elements, value.elements):
+            yield from _pairs(left.value, right.value)
+    else:
+        yield target, value
 
 
 def _import_module_name(node: cst.ImportFrom) -> str:
@@ -115,6 +144,8 @@ class _Summarizer:
             elif isinstance(node, cst.Assign):
                 for target in node.targets:
                     self._bind_target(target.target, node.value, scope, function, single=len(node.targets) == 1)
+                    if function is not None and function.name == "__init__" and function.owner_class is not None:
+                        self._hold_arguments(target.target, node.value, function)
             elif isinstance(node, cst.AnnAssign):
                 self._bind_target(node.target, node.value, scope, function, single=node.value is not None)
             elif isinstance(node, cst.AugAssign):
@@ -140,12 +171,14 @@ class _Summarizer:
                         scope.imports[head] = head
                 return True
             elif isinstance(node, cst.ImportFrom):
-                if not isinstance(node.names, cst.ImportStar):
-                    module = _import_module_name(node)
-                    separator = "" if module.endswith(".") else "."
-                    for alias in node.names:
-                        local = alias.evaluated_alias or alias.evaluated_name
-                        scope.imports[local] = f"{module}{separator}{alias.evaluated_name}"
+                module = _import_module_name(node)
+                if isinstance(node.names, cst.ImportStar):
+                    scope.star_imports.append(module)
+                    return True
+                separator = "" if module.endswith(".") else "."
+                for alias in node.names:
+                    local = alias.evaluated_alias or alias.evaluated_name
+                    scope.imports[local] = f"{module}{separator}{alias.evaluated_name}"
                 return True
             elif isinstance(node, (cst.Global, cst.Nonlocal)):
                 for item in node.names:
@@ -183,6 +216,18 @@ class _Summarizer:
             return
         for name in _target_names(target):
             scope.bind(name)
+
+    def _hold_arguments(self, target: cst.BaseExpression, value: cst.BaseExpression, init: FunctionInfo) -> None:
+        """`self.unet, self.scheduler = unet, scheduler`: what the constructor's callers pass
+        for those parameters is what the attributes hold."""
+        for left, right in _pairs(target, value):
+            if (
+                isinstance(right, cst.Name)
+                and isinstance(left, cst.Attribute)
+                and self._is_self(left.value, init)
+                and init.parameter(right.value) is not None
+            ):
+                init.owner_class.held[left.attr.value] = right.value
 
     @staticmethod
     def _is_self(node: cst.BaseExpression, function: FunctionInfo | None) -> bool:
