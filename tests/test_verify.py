@@ -303,8 +303,9 @@ def test_missing_path_is_an_error(tmp_path):
 
 @needs_torch
 def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
-    # The scheduler reaches `forward` as an argument: torchlint cannot see its class, so the
-    # print in `step` is a region miss, which the traced view (every function that ran) finds.
+    # The scheduler reaches `forward` from a factory: torchlint does not follow what a function
+    # returns into a constructor, so the print in `step` is a region miss, which the traced view
+    # (every function that ran) finds.
     write(
         tmp_path / "model.py",
         """
@@ -326,8 +327,12 @@ def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
                 return self.scheduler.step(x + 1)
 
 
+        def make_scheduler():
+            return Scheduler()
+
+
         def torchlint_targets():
-            return {"loop": (Loop(Scheduler()), (torch.randn(3),))}
+            return {"loop": (Loop(make_scheduler()), (torch.randn(3),))}
         """,
     )
     report = verify_json("model.py", cwd=tmp_path, expect_exit=1)

@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 
-from torchlint.config import ConfigResolver
+from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.discovery import discover
 from torchlint.engine import module_name
 from torchlint.profile import dynamo_settings
-from torchlint.runner import check_file
+from torchlint.runner import check_files
 from torchlint.verify.compare import Comparison, compare
 from torchlint.verify.pool import Job, Worker, WorkerFailed, run_jobs
 from torchlint.verify.traced import functions_that_ran
@@ -86,6 +85,31 @@ def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: Con
         worker.close()
 
 
+def _with_packages(paths: set[str]) -> list[str]:
+    """The Python files among ``paths``, with the `__init__.py` of every package they are
+    in: re-exports there (`diffusers.DDPMScheduler`) resolve only through them."""
+    found = {path for path in paths if path.endswith((".py", ".pyi")) and os.path.isfile(path)}
+    for path in list(found):
+        folder = Path(path).parent
+        while (folder / "__init__.py").is_file() and folder != folder.parent:
+            found.add(str(folder / "__init__.py"))
+            folder = folder.parent
+    return sorted(found)
+
+
+def _lint_together(
+    paths: list[str], resolver: ConfigResolver, entry_points: Callable[[str, Settings], tuple[str, ...]]
+) -> dict[str, list[Diagnostic]]:
+    """The static findings of the files that ran, linted as one project, as `torchlint check
+    a.py b.py` does: calls between them, and objects one builds a module around, are followed.
+    What verify saw compiled joins each file's configured entry points."""
+    work = []
+    for path in paths:
+        settings = resolver.for_path(Path(path))
+        work.append((Path(path), replace(settings, entry_points=settings.entry_points + entry_points(path, settings))))
+    return {result.path: result.diagnostics for result in check_files(work)}
+
+
 def verify(
     arguments: Sequence[str],
     resolver: ConfigResolver,
@@ -115,22 +139,22 @@ def verify(
         for path, lines in response.get("executed", {}).items():
             ran.setdefault(path, set()).update(lines)
 
-    def linter(traced: bool) -> Callable[[str], list[Diagnostic]]:
-        @lru_cache(maxsize=None)
-        def lint(path: str) -> list[Diagnostic]:
-            if not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
-                return []
-            settings = resolver.for_path(Path(path))
-            extra = compiled
-            if traced:
-                module = module_name(path, settings)
-                extra += tuple(f"{module}.{name}" for name in sorted(functions_that_ran(path, ran.get(path, set()))))
-            return check_file(Path(path), replace(settings, entry_points=settings.entry_points + extra)).diagnostics
-
-        return lint
-
     unique = dict.fromkeys(f.path for f in files)
     annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
+    broke = {b["file"] for _, r in results for b in r.get("breaks", []) if b.get("file")}
+    linted = _with_packages({*ran, *broke, *(str(p.resolve()) for p in annotated)})
+
+    def linter(traced: bool) -> Callable[[str], list[Diagnostic]]:
+        def entry_points(path: str, settings: Settings) -> tuple[str, ...]:
+            if not traced:
+                return compiled
+            module = module_name(path, settings)
+            functions = sorted(functions_that_ran(path, ran.get(path, set())))
+            return compiled + tuple(f"{module}.{name}" for name in functions)
+
+        found = _lint_together(linted, resolver, entry_points)
+        return lambda path: found.get(path, [])
+
     partly_run = frozenset(f.path for f in files if f.only is not None) - {f.path for f in files if f.only is None}
     comparison = compare(results, linter(traced=False), annotated, partly_run)
     comparison.traced = compare(results, linter(traced=True), [], partly_run)
