@@ -1,12 +1,18 @@
-"""Small helpers shared by the tests: lint a snippet the way the engine lints a file."""
+"""Small helpers shared by the tests: lint a snippet the way the engine lints a file, or
+a project of files on disk through the CLI."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
-from torchlint.config import Settings
-from torchlint.engine import lint_text
+from click.testing import CliRunner
+
+from torchlint.cli import cli
+from torchlint.config import ConfigResolver, Settings
+from torchlint.engine import describe_regions, lint_text
+from torchlint.runner import _ProjectRun, _Workers
 
 
 def findings(source: str, **settings) -> list[tuple[str, int]]:
@@ -19,3 +25,34 @@ def findings(source: str, **settings) -> list[tuple[str, int]]:
 
 def codes(source: str, **settings) -> list[str]:
     return [code for code, _ in findings(source, **settings)]
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    """Write each file (dedented) under ``root``, making its folders."""
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"))
+
+
+def check(*args: str) -> list[tuple[str, int, str]]:
+    """(file, row, code) of every finding of `torchlint check ARGS`."""
+    result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", *args])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output[result.output.index("[") : result.output.rindex("]") + 1])
+    return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in found)
+
+
+def indexed_regions(paths: list[Path]) -> set[str]:
+    """The compiled functions the project index finds over ``paths``, once it is checked
+    that linting each file with what the index tells it finds the same ones."""
+    resolver = ConfigResolver()
+    work = [(path, resolver.for_path(path)) for path in paths]
+    with _Workers(1, len(work)) as workers:
+        run = _ProjectRun(work, workers, keep_sources=False)
+    for path, settings in work:
+        facts = run.facts(str(path))
+        from_index = {q for (where, q) in run.index.compiled if where == str(path)}
+        from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
+        assert from_lint == from_index, path.name
+    return {q for (_, q) in run.index.compiled}

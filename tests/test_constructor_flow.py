@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from helpers import check, indexed_regions, write
 from torchlint.cli import cli
 from torchlint.config import ConfigResolver, Settings
-from torchlint.engine import describe_regions, module_name
-from torchlint.runner import _ProjectRun, _Workers, check_paths
+from torchlint.engine import module_name
+from torchlint.runner import check_paths
 
 SCHEDULERS = textwrap.dedent(
     """
@@ -61,28 +61,6 @@ LOOP = textwrap.dedent(
             return x
     """
 )
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, source in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"))
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty project folder, made the current folder (module names start under it)."""
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def check(*args: str) -> list[tuple[str, int, str]]:
-    """(file, row, code) of every finding of `torchlint check ARGS`."""
-    result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", *args])
-    assert result.exit_code == 0, result.output
-    findings = json.loads(result.output[result.output.index("[") : result.output.rindex("]") + 1])
-    return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings)
 
 
 def regions(*args: str) -> str:
@@ -172,16 +150,7 @@ def test_the_index_and_the_final_lint_agree_on_held_objects(project: Path) -> No
                 """,
         },
     )
-    resolver = ConfigResolver()
-    work = [(path, resolver.for_path(path)) for path in sorted(project.rglob("*.py"))]
-    with _Workers(1, len(work)) as workers:
-        run = _ProjectRun(work, workers, keep_sources=False)
-    for path, settings in work:
-        facts = run.facts(str(path))
-        from_index = {q for (where, q) in run.index.compiled if where == str(path)}
-        from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
-        assert from_lint == from_index, path.name
-    compiled = {q for (_, q) in run.index.compiled}
+    compiled = indexed_regions(sorted(project.rglob("*.py")))
     assert {"DDIMScheduler.step", "EulerScheduler.step", "UNet.forward"} <= compiled
     assert "DDPMScheduler.step" not in compiled
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -10,11 +9,11 @@ import libcst as cst
 import pytest
 from click.testing import CliRunner
 
+from helpers import check, indexed_regions, write
 from torchlint.checker import Checker
 from torchlint.cli import cli
-from torchlint.config import ConfigResolver, Settings
-from torchlint.engine import analyze_text, describe_regions
-from torchlint.runner import _ProjectRun, _Workers
+from torchlint.config import Settings
+from torchlint.engine import analyze_text
 from torchlint.semantic.project import ProjectFacts, ProjectIndex
 from torchlint.semantic.regions import compiled_regions
 from torchlint.semantic.summary import summarize
@@ -39,29 +38,6 @@ def helper(x):
 def unused(x):
     print("never compiled", x)
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, source in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"))
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty project folder, made the current folder (module names start under it)."""
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def check(*args: str) -> list[tuple[str, int, str]]:
-    """(file, row, code) of every finding of `torchlint check ARGS`."""
-    result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", *args])
-    assert result.exit_code == 0, result.output
-    start = result.output.index("[")
-    findings = json.loads(result.output[start : result.output.rindex("]") + 1])
-    return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings)
 
 
 def regions_output(*args: str) -> str:
@@ -509,16 +485,7 @@ def test_index_and_final_lint_agree(project: Path) -> None:
                 """,
         },
     )
-    resolver = ConfigResolver()
-    work = [(path, resolver.for_path(path)) for path in sorted((project / "pkg").glob("*.py"))]
-    with _Workers(1, len(work)) as workers:
-        run = _ProjectRun(work, workers, keep_sources=False)
-    for path, settings in work:
-        facts = run.facts(str(path))
-        from_index = {q for (where, q) in run.index.compiled if where == str(path)}
-        from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
-        assert from_lint == from_index, path.name
-    assert {q for (_, q) in run.index.compiled} == {"Net.forward", "Base.shared", "Base.forward"}
+    assert indexed_regions(sorted((project / "pkg").glob("*.py"))) == {"Net.forward", "Base.shared", "Base.forward"}
 
 
 def test_outlines_resolve_without_the_cli(tmp_path: Path) -> None:

@@ -21,19 +21,21 @@ REPO = Path(__file__).resolve().parent.parent
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
 
-def verify(*arguments: str, cwd: Path = REPO, timeout: int = 600) -> subprocess.CompletedProcess:
+def verify(*arguments: str, cwd: Path = REPO, timeout: int = 600, importable: bool = False) -> subprocess.CompletedProcess:
+    """``importable``: the target's folder is on the path, so its files import each other."""
+    path = [str(REPO), str(cwd)] if importable else [str(REPO)]
     return subprocess.run(
         [sys.executable, "-m", "torchlint", "verify", "-q", *arguments],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
     )
 
 
-def verify_json(*arguments: str, cwd: Path = REPO, expect_exit: int = 0) -> dict:
-    completed = verify("--output-format", "json", *arguments, cwd=cwd)
+def verify_json(*arguments: str, cwd: Path = REPO, expect_exit: int = 0, importable: bool = False) -> dict:
+    completed = verify("--output-format", "json", *arguments, cwd=cwd, importable=importable)
     assert completed.returncode == expect_exit, completed.stdout[-3000:] + completed.stderr[-3000:]
     return json.loads(completed.stdout)
 
@@ -302,6 +304,47 @@ def test_missing_path_is_an_error(tmp_path):
 
 
 @needs_torch
+@needs_torch
+def test_an_object_from_another_file_given_to_the_module(tmp_path: Path) -> None:
+    write(
+        tmp_path / "schedulers.py",
+        """\
+        class Scheduler:
+            def step(self, x):
+                print("stepping")
+                return x * 0.5
+        """,
+    )
+    write(
+        tmp_path / "model.py",
+        """\
+        import torch
+
+        from schedulers import Scheduler
+
+
+        class Loop(torch.nn.Module):
+            def __init__(self, scheduler):
+                super().__init__()
+                self.scheduler = scheduler
+
+            def forward(self, x):
+                return self.scheduler.step(x + 1)
+
+
+        def torchlint_targets():
+            return {"loop": (Loop(Scheduler()), (torch.randn(3),))}
+        """,
+    )
+    report = verify_json("model.py", cwd=tmp_path, importable=True)
+    # The print in the other file is found without taking every function that ran for compiled.
+    summary = report["summary"]
+    assert (summary["matched"], summary["misses"], summary["false_positives"]) == (1, 0, 0)
+    [brk] = report["targets"][0]["breaks"]
+    assert brk["file"] == str((tmp_path / "schedulers.py").resolve()) and brk["line"] == 3
+    assert brk["matched_by"] == ["TL101"]
+
+
 def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
     # The scheduler reaches `forward` from a factory: torchlint does not follow what a function
     # returns into a constructor, so the print in `step` is a region miss, which the traced view
