@@ -44,7 +44,8 @@ SHARED_GB_TYPES = {
     "Attempted to call function marked as skipped": "TL1",
     # Any context manager Dynamo does not model: open() and threading.Lock().
     "Unsupported context manager": "TL1",
-    # Branching on a tensor: `if`, `while`, a ternary, and an assert whose message formats it.
+    # Branching on a tensor: `if`, `while`, a ternary, and an assert whose message formats it;
+    # torch 2.11 also reports a list comparison holding a tensor (TL206) so.
     "Data-dependent branching": "TL2",
     # Any op that needs a tensor's value: torch.equal, torch._assert, math on a tensor,
     # tolist() of integers, a tensor used as a Python index.

@@ -171,8 +171,9 @@ class SequenceComparisonWithTensor(Rule):
         "tensor on the device: `torch._assert_async(s.size(1) == max_num, \"message\")`; compare "
         "tensors as one tensor: `(torch.stack([a, b]) == torch.stack([c, d])).all()`"
     )
-    gb_ids = ("GB6622",)
-    gb_types = ("list_richcompare_nonconst",)
+    # torch 2.11 reports the same comparisons as data-dependent branching (GB0170).
+    gb_ids = ("GB6622", "GB0170")
+    gb_types = ("list_richcompare_nonconst", "Data-dependent branching")
     uses_kinds = True
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
