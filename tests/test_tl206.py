@@ -132,7 +132,7 @@ def test_finding_points_at_the_comparison_and_names_the_tensor() -> None:
     assert found.location.column == source.splitlines()[found.location.row - 1].index("list(") + 1
     assert found.message.startswith("`==` between lists that hold a tensor (`max_num`) breaks the graph")
     assert "torch._assert_async" in found.message
-    assert found.gb_ids == ("GB6622",)
+    assert found.gb_ids == ("GB6622", "GB0170")
     assert "torch._assert_async" in found.suggestion
 
 
