@@ -124,16 +124,10 @@ class LintContext:
         if isinstance(node, cst.Name):
             return assigned_value(node, self.scope)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            method = self._enclosing_method()
+            method = self.function.method if self.function is not None else None
             if method is not None and node.value.value == method.self_name:
                 return method.owner_class.attribute_values.get(node.attr.value)
         return None
-
-    def _enclosing_method(self) -> FunctionInfo | None:
-        function = self.function
-        while function is not None and function.owner_class is None:
-            function = function.parent
-        return function
 
     def report(
         self,

@@ -108,9 +108,7 @@ def _element_calls(loop: cst.CSTNode, caller: FunctionInfo, ctx) -> dict[str, Fu
     if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
         return {}
     iterable = loop.iter
-    method = caller
-    while method is not None and method.owner_class is None:
-        method = method.parent
+    method = caller.method
     if (
         method is None
         or not isinstance(iterable, cst.Attribute)

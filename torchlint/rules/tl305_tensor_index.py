@@ -28,8 +28,7 @@ def _passed_in(node: cst.BaseExpression, ctx) -> bool:
     size (Dynamo reads it while tracing); one the graph computes is not."""
     if not isinstance(node, cst.Name) or ctx.function is None or node.value in ctx.scope.assignments:
         return False
-    params = ctx.function.node.params
-    return any(p.name.value == node.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return ctx.function.parameter(node.value) is not None
 
 
 class TensorAsPythonIndex(Rule):

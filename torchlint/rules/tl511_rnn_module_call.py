@@ -33,9 +33,7 @@ def _rnn_class(node: cst.BaseExpression, ctx) -> str | None:
 
 def _qualified_in_init(func: cst.BaseExpression, reference: cst.BaseExpression, ctx) -> str | None:
     """The constructor's name, resolved where `self.<attr> = ...` was written when it was."""
-    function = ctx.function
-    while function is not None and function.owner_class is None:
-        function = function.parent
+    function = ctx.function.method if ctx.function is not None else None
     is_self_attribute = (
         isinstance(reference, cst.Attribute)
         and function is not None

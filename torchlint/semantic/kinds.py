@@ -270,12 +270,6 @@ def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-def _enclosing_method(function: FunctionInfo | None) -> FunctionInfo | None:
-    while function is not None and function.owner_class is None:
-        function = function.parent
-    return function
-
-
 def _positional_parameters(function: FunctionInfo, bound: bool) -> list[str]:
     """The parameter names positional arguments land in; a bound call skips `self`."""
     params = [*function.node.params.posonly_params, *function.node.params.params]
@@ -343,6 +337,8 @@ class FileKinds:
         }
         self._buffers: dict[ClassInfo, set[str]] = {}
         self._call_sites: dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]] | None = None
+        # caller -> the ids of its calls that `call_sites` resolved
+        self._resolved_calls: dict[FunctionInfo, set[int]] = {}
         self._arguments: dict[FunctionInfo, dict[int, _Arguments]] = {}
         self._parameters: dict[FunctionInfo, dict[str, Kind]] = {}
         self._binding: set[FunctionInfo] = set()
@@ -423,6 +419,7 @@ class FileKinds:
                     callee = self.callee(call, caller)
                     if callee is not None and not any(arg.star for arg in call.args):
                         self._call_sites.setdefault(callee, []).append((caller, call))
+                        self._resolved_calls.setdefault(caller, set()).add(id(call))
         return self._call_sites
 
     def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
@@ -433,7 +430,7 @@ class FileKinds:
                 return None
             return self.module_function(func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            method = _enclosing_method(caller)
+            method = caller.method
             if method is not None and func.value.value == method.self_name:
                 return method.owner_class.methods.get(func.attr.value)
         return None
@@ -448,7 +445,8 @@ class FileKinds:
             self._cuts += 1
             return {}
         cuts = self._cuts
-        wanted = {id(call) for call in caller.calls if self.callee(call, caller) is not None}
+        self.call_sites()
+        wanted = self._resolved_calls.get(caller, set())
         found: dict[int, _Arguments] = {}
         if wanted:
             env = self.env(caller, depth + 1)
@@ -572,10 +570,8 @@ class KindEnv:
         return owner is not None and "forward" in owner.methods
 
     def _owner_class(self) -> ClassInfo | None:
-        function = self.function
-        while function is not None and function.owner_class is None:
-            function = function.parent
-        return function.owner_class if function is not None else None
+        method = self.function.method
+        return method.owner_class if method is not None else None
 
     # -- statements ---------------------------------------------------------------
 

@@ -319,12 +319,8 @@ class _Index:
 
     def method_context(self, function: FunctionInfo) -> tuple[FunctionInfo, ClassInfo] | None:
         """The method whose ``self`` is visible in ``function`` (itself, or an enclosing one)."""
-        current: FunctionInfo | None = function
-        while current is not None:
-            if current.owner_class is not None:
-                return current, current.owner_class
-            current = current.parent
-        return None
+        method = function.method
+        return (method, method.owner_class) if method is not None else None
 
     def class_of(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | str | None:
         """The class ``expr`` names: one of this file, or the dotted name of an imported one."""

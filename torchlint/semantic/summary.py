@@ -56,6 +56,14 @@ class FunctionInfo:
         return self.node.params.params[0].name.value
 
     @property
+    def method(self) -> FunctionInfo | None:
+        """The method whose ``self`` is visible here: this function, or the nearest enclosing one."""
+        function: FunctionInfo | None = self
+        while function is not None and function.owner_class is None:
+            function = function.parent
+        return function
+
+    @property
     def positional(self) -> list[cst.Param]:
         """The parameters a positional argument can fill, ``self`` left out for a method."""
         params = [*self.node.params.posonly_params, *self.node.params.params]
