@@ -12,10 +12,10 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator, always_exits
-from torchlint.semantic.kinds import Branches, FileKinds, Kind, KindEnv, is_data_dependent
-from torchlint.semantic.regions import CallIndex, Regions
+from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
+from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
-from torchlint.semantic.summary import FileSummary, FunctionInfo
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 
 # Under `fullgraph=True` any break is an error: every finding there says so.
@@ -72,9 +72,49 @@ class LintContext:
             summary,
             scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
             shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
+            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._held_method),
         )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
+        # id of a call -> the tensors it passes, by position or keyword; None: not recorded
+        self.passed: dict[int, dict[int | str, Kind]] | None = None
+        self._held: dict[tuple[ClassInfo, str], frozenset[str]] = {}
+
+    def _passed_from_elsewhere(self, function: FunctionInfo) -> dict[str, Kind]:
+        facts = self.project_facts
+        return facts.parameter_kinds.get(function.qualname, {}) if facts is not None else {}
+
+    def _held_tensors(self, owner: ClassInfo, attribute: str) -> frozenset[str]:
+        """The tensor members of what `self.<attribute>` keeps, from the classes this file and
+        the rest of the project give it."""
+        key = (owner, attribute)
+        if key not in self._held:
+            found: frozenset[str] = frozenset()
+            if attribute in owner.held and self.call_index.keeps_argument(owner, attribute):
+                facts = self.project_facts
+                if facts is not None:
+                    found = facts.held_tensors.get((owner.qualname, attribute), found)
+                for cls in self.call_index.kept_classes(owner, attribute):
+                    if isinstance(cls, ClassInfo):
+                        found = found | self.file_kinds.tensor_members(cls)
+            self._held[key] = found
+        return self._held[key]
+
+    def _held_method(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
+        for target, _ in self.call_index.held_targets(call.func, caller) or ():
+            if isinstance(target, FunctionInfo):
+                return target
+        return None
+
+    def record_passed(self, call: cst.Call) -> None:
+        """Keep the tensors a call passes where it may run code of another file: the project
+        index hands them to that code's parameters."""
+        name = self.qualified_name(call.func)
+        if name is not None and not may_be_project(name):
+            return
+        tensors = {slot: Kind.TENSOR for slot, value in arguments(call) if self.is_tensor(value)}
+        if tensors:
+            self.passed[id(call)] = tensors
 
     def short_circuits(self, node: cst.BooleanOperation) -> bool:
         """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
@@ -86,6 +126,10 @@ class LintContext:
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.kind_of(node) is Kind.TENSOR
+
+    def is_zero_dim(self, node: cst.BaseExpression) -> bool:
+        """A 0-d tensor the graph computes (`scores.argmax()`, `idx + 1`)."""
+        return self.kinds is not None and self.kinds.is_zero_dim(node)
 
     def is_data_dependent(self, node: cst.BaseExpression) -> bool:
         """A tensor, or a number Dynamo captured from one: Python cannot branch on either."""
@@ -191,8 +235,13 @@ class Checker:
         profile: CompileProfile | None = None,
         *,
         project_facts=None,
+        passed: dict[int, dict[int | str, Kind]] | None = None,
     ) -> list[Finding]:
+        """``passed``, when given, receives the tensors each compiled call passes (by the
+        call's id), for the project index."""
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
+        if self.uses_kinds:
+            ctx.passed = passed
         if not self.dispatch and not self.finishers and not self.file_finishers:
             return ctx.findings
         for function in summary.functions:
@@ -306,11 +355,15 @@ class Checker:
     def _expression(self, root: cst.CSTNode, ctx: LintContext) -> None:
         dispatch = self.dispatch
 
+        recording = ctx.passed is not None and ctx.kinds is not None
+
         def visit(node: cst.CSTNode) -> bool | None:
             handlers = dispatch.get(type(node))
             if handlers:
                 for handler in handlers:
                     handler(node, ctx)
+            if recording and isinstance(node, cst.Call):
+                ctx.record_passed(node)
             if isinstance(node, cst.BooleanOperation) and ctx.short_circuits(node):
                 self._expression(node.left, ctx)
                 return True

@@ -31,6 +31,17 @@ def _passed_in(node: cst.BaseExpression, ctx) -> bool:
     return ctx.function.parameter(node.value) is not None
 
 
+# A 0-d integer tensor indexes as a Python int: Dynamo reads its value (`.item()`).
+_ZERO_DIM_MESSAGE = (
+    "a 0-d tensor computed in the graph, used as a tensor's index, is read back as a Python int "
+    "and breaks the graph"
+)
+_ZERO_DIM_SUGGESTION = (
+    "index with a 1-element tensor and drop the dim: `x[i.reshape(1)].squeeze(0)` or "
+    "`x.index_select(0, i.reshape(1)).squeeze(0)`"
+)
+
+
 class TensorAsPythonIndex(Rule):
     code = "TL305"
     name = "tensor-as-python-index"
@@ -74,6 +85,9 @@ class TensorAsPythonIndex(Rule):
                 if container_is_list:
                     ctx.report(type(self), node)
                     return
+            if isinstance(index, cst.Index) and ctx.is_zero_dim(index.value) and ctx.is_tensor(node.value):
+                ctx.report(type(self), node, _ZERO_DIM_MESSAGE, _ZERO_DIM_SUGGESTION)
+                return
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.qualified_name(node.func) == "builtins.range":

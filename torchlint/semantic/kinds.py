@@ -164,7 +164,7 @@ def _join(kinds: Iterable[Kind]) -> Kind:
     return UNKNOWN
 
 
-def _annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
+def annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
     if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
         text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else None
         if isinstance(text, str) and text.replace(" ", "").removeprefix("torch.").split("|")[0] == "Tensor":
@@ -172,7 +172,7 @@ def _annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
         return UNKNOWN
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
         # `Tensor | None`
-        sides = [_annotation_kind(annotation.left, scope), _annotation_kind(annotation.right, scope)]
+        sides = [annotation_kind(annotation.left, scope), annotation_kind(annotation.right, scope)]
         return TENSOR if TENSOR in sides and all(s in (TENSOR, PYTHON) for s in sides) else UNKNOWN
     if isinstance(annotation, cst.Name) and annotation.value == "None":
         return PYTHON
@@ -181,7 +181,7 @@ def _annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
         if name.rsplit(".", 1)[-1] == "Optional" and len(annotation.slice) == 1:
             inner = annotation.slice[0].slice
             if isinstance(inner, cst.Index):
-                return _annotation_kind(inner.value, scope)
+                return annotation_kind(inner.value, scope)
         return UNKNOWN
     name = qualified_name(annotation, scope)
     if name in _TENSOR_TYPES:
@@ -314,6 +314,19 @@ class _State(NamedTuple):
     names: dict[str, Kind]
     masks: frozenset[str]
     data_sized: frozenset[str]
+    zero_dim: frozenset[str]
+
+
+class Elsewhere(NamedTuple):
+    """What code outside a function's own file tells its kinds."""
+
+    # function -> {parameter: kind} that calls in other files pass
+    parameters: Callable[[FunctionInfo], dict[str, Kind]] = lambda function: {}
+    # (class, attribute) -> the tensor members of the objects `self.<attribute>` keeps
+    held_tensors: Callable[[ClassInfo, str], frozenset[str]] = lambda owner, attribute: frozenset()
+    # (call, caller) -> the function of this file `self.<attribute>.<method>(...)` runs on
+    # an object `__init__` was given
+    held_method: Callable[[cst.Call, FunctionInfo], FunctionInfo | None] = lambda call, caller: None
 
 
 class FileKinds:
@@ -324,12 +337,14 @@ class FileKinds:
         summary: FileSummary,
         scalars_captured: Callable[[FunctionInfo], bool] = lambda function: False,
         shapes_captured: Callable[[FunctionInfo], bool] = lambda function: False,
+        elsewhere: Elsewhere = Elsewhere(),
     ) -> None:
         """``scalars_captured``/``shapes_captured``: whether Dynamo captures `.item()` / data-dependent
         output shapes in a function (the compile profile, or `fullgraph=True`)."""
         self.summary = summary
         self.scalars_captured = scalars_captured
         self.shapes_captured = shapes_captured
+        self.elsewhere = elsewhere
         self._returns: dict[FunctionInfo, _Returns] = {}
         self._in_progress: set[FunctionInfo] = set()
         self._module_functions = {
@@ -429,10 +444,21 @@ class FileKinds:
             if func.value in caller.scope.bindings:
                 return None
             return self.module_function(func.value)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            method = caller.method
-            if method is not None and func.value.value == method.self_name:
-                return method.owner_class.methods.get(func.attr.value)
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = caller.method
+        if method is None:
+            return None
+        if isinstance(func.value, cst.Name) and func.value.value == method.self_name:
+            return method.owner_class.methods.get(func.attr.value)
+        holder = func.value
+        if (
+            isinstance(holder, cst.Attribute)
+            and isinstance(holder.value, cst.Name)
+            and holder.value.value == method.self_name
+            and holder.attr.value in method.owner_class.held
+        ):
+            return self.elsewhere.held_method(call, caller)
         return None
 
     def _arguments_in(self, caller: FunctionInfo, depth: int) -> dict[int, _Arguments]:
@@ -471,6 +497,28 @@ class FileKinds:
     def module_function(self, name: str) -> FunctionInfo | None:
         return self._module_functions.get(name)
 
+    def attribute_kind(self, info: ClassInfo, attribute: str) -> Kind:
+        """The kind of `self.<attribute>` in the methods of ``info``."""
+        if attribute in self.buffers(info):
+            return TENSOR
+        if attribute in info.methods:
+            return UNKNOWN
+        history = info.attribute_history.get(attribute)
+        if not history:
+            return UNKNOWN
+        # `self.x = self.x.to(device)` keeps what `self.x` was; the other assignments say what.
+        kinds = [
+            _attribute_value_kind(value, scope)
+            for value, scope in history
+            if not _refers_to_self_attribute(value, attribute)
+        ]
+        return _join(kinds) if kinds else UNKNOWN
+
+    def tensor_members(self, info: ClassInfo) -> frozenset[str]:
+        """The attributes of ``info``'s objects that hold tensors (`self.timesteps = torch.arange(n)`)."""
+        names = self.buffers(info) | info.attribute_history.keys()
+        return frozenset(name for name in names if self.attribute_kind(info, name) is TENSOR)
+
     def buffers(self, info: ClassInfo) -> set[str]:
         """Names registered with `self.register_buffer("name", ...)` / `register_parameter`."""
         found = self._buffers.get(info)
@@ -505,6 +553,8 @@ class KindEnv:
         self.masks: set[str] = set()
         # Names holding a tensor whose size depends on the data, where Dynamo captures it.
         self.data_sized: set[str] = set()
+        # Names holding a 0-d tensor the graph computes: `top = scores.argmax()`.
+        self.zero_dim: set[str] = set()
         self.scalars_captured = file_kinds.scalars_captured(function)
         self.shapes_captured = file_kinds.shapes_captured(function)
         self._bind_parameters()
@@ -523,6 +573,9 @@ class KindEnv:
             self_name = None
         self._self_name = self_name
         unannotated = set()
+        # Parameters a caller's tensor overrides: `timestep: int` that a loop over a
+        # tensor fills is a tensor while Dynamo traces.
+        scalars = set()
         for param in params:
             name = param.name.value
             if name in self.names:
@@ -531,25 +584,37 @@ class KindEnv:
                 self.names[name] = MODULE if self._owner_is_module() else UNKNOWN
             elif param.annotation is not None:
                 annotation = param.annotation.annotation
-                kind = _annotation_kind(annotation, self.function.enclosing)
+                kind = annotation_kind(annotation, self.function.enclosing)
                 self.names[name] = MODULE if kind is UNKNOWN and self._names_module_class(annotation) else kind
+                if self.names[name] in (PYTHON, UNKNOWN):
+                    scalars.add(name)
             elif param.default is not None and _is_constant(param.default) and not (
                 isinstance(param.default, cst.Name) and param.default.value == "None"
             ):
                 self.names[name] = PYTHON
+                scalars.add(name)
             else:
                 unannotated.add(name)
                 self.names[name] = UNKNOWN
         unannotated.discard(self_name)
-        if not unannotated:
-            return self._bind_stars(node)
-        for name in _parameter_evidence(node, unannotated):
+        for name in _parameter_evidence(node, unannotated) if unannotated else ():
             self.names[name] = TENSOR
             unannotated.discard(name)
-        for name, kind in self.file_kinds.parameter_kinds(self.function, self.depth).items():
-            if name in unannotated and kind is not UNKNOWN:
-                self.names[name] = kind
+        open_names = unannotated | scalars
+        if open_names:
+            self._bind_passed(unannotated, open_names)
         self._bind_stars(node)
+
+    def _bind_passed(self, unannotated: set[str], open_names: set[str]) -> None:
+        """What calls pass: an unannotated parameter takes the joined kind of this file's
+        calls; a tensor passed here or from another file makes any open parameter one."""
+        passed = [self.file_kinds.elsewhere.parameters(self.function)]
+        if unannotated or self.file_kinds.call_sites().get(self.function):
+            passed.append(self.file_kinds.parameter_kinds(self.function, self.depth))
+        for kinds in passed:
+            for name, kind in kinds.items():
+                if name in unannotated and kind is not UNKNOWN or name in open_names and kind is TENSOR:
+                    self.names[name] = kind
 
     def _bind_stars(self, node: cst.FunctionDef) -> None:
         for star in (node.params.star_arg, node.params.star_kwarg):
@@ -589,7 +654,7 @@ class KindEnv:
             if small.value is not None:
                 self.bind(small.target, small.value)
             elif isinstance(small.target, cst.Name):
-                self.names[small.target.value] = _annotation_kind(small.annotation.annotation, self.scope)
+                self.names[small.target.value] = annotation_kind(small.annotation.annotation, self.scope)
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
             self.names[name] = _arithmetic([self.names.get(name, UNKNOWN), self.kind_of(small.value)])
@@ -601,7 +666,11 @@ class KindEnv:
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.names[target.value] = self.kind_of(value)
-            for found, names in ((self.is_mask(value), self.masks), (self.is_data_sized(value), self.data_sized)):
+            for found, names in (
+                (self.is_mask(value), self.masks),
+                (self.is_data_sized(value), self.data_sized),
+                (self.is_zero_dim(value), self.zero_dim),
+            ):
                 if found:
                     names.add(target.value)
                 else:
@@ -648,6 +717,8 @@ class KindEnv:
         for name, kind in self._iteration_kinds(target, iterable):
             self.names[name] = kind
             self._forget(name)
+        if isinstance(target, cst.Name) and self._is_vector(iterable):
+            self.zero_dim.add(target.value)  # `for i in torch.arange(n)`
 
     def _iteration_kinds(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> Iterator[tuple[str, Kind]]:
         call_name = qualified_name(iterable.func, self.scope) if isinstance(iterable, cst.Call) else None
@@ -740,12 +811,13 @@ class KindEnv:
         return Branches(self)
 
     def snapshot(self) -> _State:
-        return _State(dict(self.names), frozenset(self.masks), frozenset(self.data_sized))
+        return _State(dict(self.names), frozenset(self.masks), frozenset(self.data_sized), frozenset(self.zero_dim))
 
     def restore(self, state: _State) -> None:
         self.names = dict(state.names)
         self.masks = set(state.masks)
         self.data_sized = set(state.data_sized)
+        self.zero_dim = set(state.zero_dim)
 
     def merge(self, states: list[_State]) -> None:
         names: dict[str, list[Kind]] = {}
@@ -753,11 +825,14 @@ class KindEnv:
             for name, kind in state.names.items():
                 names.setdefault(name, []).append(kind)
         self.names = {name: _join(kinds) for name, kinds in names.items()}
-        # A mask only where every branch that binds the name left one.
-        self.masks = {
-            name for name in set().union(*(state.masks for state in states))
-            if all(name in state.masks for state in states if name in state.names)
-        }
+        # A mask (a 0-d tensor) only where every branch that binds the name left one.
+        self.masks, self.zero_dim = (
+            {
+                name for name in set().union(*(getattr(state, field) for state in states))
+                if all(name in getattr(state, field) for state in states if name in state.names)
+            }
+            for field in ("masks", "zero_dim")
+        )
         self.data_sized = set().union(*(state.data_sized for state in states))
 
     # -- expressions --------------------------------------------------------------
@@ -809,6 +884,8 @@ class KindEnv:
         name = qualified_name(node, self.scope)
         if name is not None and name.startswith("torch."):
             return META if attribute in _TORCH_DTYPES else UNKNOWN
+        if self._held_member(node):
+            return TENSOR
         base_kind = self.kind_of(base)
         if base_kind is TENSOR and attribute in _TENSOR_ATTRIBUTES:
             return TENSOR
@@ -820,22 +897,22 @@ class KindEnv:
         if attribute == "training":
             return META
         owner = self._owner_class()
-        if owner is None:
-            return UNKNOWN
-        if attribute in self.file_kinds.buffers(owner):
-            return TENSOR
-        if attribute in owner.methods:
-            return UNKNOWN
-        history = owner.attribute_history.get(attribute)
-        if not history:
-            return UNKNOWN
-        # `self.x = self.x.to(device)` keeps what `self.x` was; the other assignments say what.
-        kinds = [
-            _attribute_value_kind(value, scope)
-            for value, scope in history
-            if not _refers_to_self_attribute(value, attribute)
-        ]
-        return _join(kinds) if kinds else UNKNOWN
+        return self.file_kinds.attribute_kind(owner, attribute) if owner is not None else UNKNOWN
+
+    def _held_member(self, node: cst.Attribute) -> bool:
+        """`self.scheduler.timesteps`, where `self.scheduler` keeps an object given to `__init__`
+        whose class sets `timesteps` to a tensor."""
+        holder = node.value
+        if not (
+            isinstance(holder, cst.Attribute)
+            and isinstance(holder.value, cst.Name)
+            and holder.value.value == self._self_name
+        ):
+            return False
+        owner = self._owner_class()
+        return owner is not None and node.attr.value in self.file_kinds.elsewhere.held_tensors(
+            owner, holder.attr.value
+        )
 
     def _kind_Subscript(self, node: cst.Subscript) -> Kind:
         base = self.kind_of(node.value)
@@ -972,9 +1049,10 @@ class KindEnv:
     # -- data-dependent sizes -------------------------------------------------------
 
     def _forget(self, name: str) -> None:
-        """A name bound anew holds neither a mask nor a data-sized tensor until shown to."""
+        """A name bound anew holds neither a mask, a data-sized nor a 0-d tensor until shown to."""
         self.masks.discard(name)
         self.data_sized.discard(name)
+        self.zero_dim.discard(name)
 
     def is_data_sized(self, node: cst.BaseExpression) -> bool:
         """A tensor whose size depends on the data and that Dynamo keeps in the graph."""
@@ -994,6 +1072,73 @@ class KindEnv:
                 return func.attr.value in _DATA_SIZED_METHODS or (
                     func.attr.value in _LAYOUT_METHODS and self.is_data_sized(func.value)
                 )
+        return False
+
+    # -- 0-d tensors --------------------------------------------------------------------
+
+    def is_zero_dim(self, node: cst.BaseExpression) -> bool:
+        """A 0-d tensor the graph computes: a full reduction (`t.max()`, `torch.sum(t)`), an
+        element of a 1-d tensor (`m.nonzero(as_tuple=True)[0][0]`), or arithmetic on one
+        with plain numbers (`index + 1`). A parameter is not one: it may be a graph input."""
+        if isinstance(node, cst.Name):
+            return node.value in self.zero_dim
+        if isinstance(node, cst.BinaryOperation):
+            sides = (node.left, node.right)
+            return any(self.is_zero_dim(side) for side in sides) and all(
+                self.is_zero_dim(side) or self.kind_of(side) in (PYTHON, SIZE) for side in sides
+            )
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            return self.is_zero_dim(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self._is_vector(node.value) and self._single_number_index(node)
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not node.args:
+                if self.kind_of(func.value) is TENSOR:
+                    return True
+            name = qualified_name(func, self.scope)
+            return (
+                name is not None
+                and name.startswith("torch.")
+                and name[len("torch."):] in _FULL_REDUCTIONS
+                and len(node.args) == 1
+                and node.args[0].keyword is None
+                and self.kind_of(node.args[0].value) is TENSOR
+            )
+        return False
+
+    def _single_number_index(self, node: cst.Subscript) -> bool:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return False
+        return self.kind_of(node.slice[0].slice.value) in (PYTHON, SIZE)
+
+    def _is_vector(self, node: cst.BaseExpression) -> bool:
+        """A 1-d tensor: `torch.arange(n)`, `t.flatten()`, `t.view(-1)`, or one of the
+        index tensors `nonzero(as_tuple=True)` or one-argument `torch.where` returns."""
+        if isinstance(node, cst.Subscript) and self._single_number_index(node):
+            call = node.value
+            if not isinstance(call, cst.Call):
+                return False
+            name = qualified_name(call.func, self.scope)
+            if name == "torch.where":
+                return len(call.args) == 1
+            as_tuple = any(
+                arg.keyword is not None and arg.keyword.value == "as_tuple" and _is_true(arg.value) for arg in call.args
+            )
+            method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+            return as_tuple and (name == "torch.nonzero" or method == "nonzero")
+        if not isinstance(node, cst.Call):
+            return False
+        if qualified_name(node.func, self.scope) == "torch.arange":
+            return True
+        func = node.func
+        if not isinstance(func, cst.Attribute) or self.kind_of(func.value) is not TENSOR:
+            return False
+        args = [arg.value for arg in node.args]
+        if func.attr.value in ("flatten", "ravel"):
+            return not args
+        if func.attr.value in ("view", "reshape"):
+            return len(args) == 1 and _is_minus_one(args[0])
         return False
 
     # -- masks ----------------------------------------------------------------------
@@ -1029,6 +1174,10 @@ _TORCH_SCALAR_MATH = frozenset(
      "torch.sub", "torch.mul", "torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min"}
 )
 _REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
+# Reductions that, called without a dim, give a 0-d tensor.
+_FULL_REDUCTIONS = frozenset(
+    {"sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin", "median", "count_nonzero"}
+)
 # Ops whose output size is read from the data.
 _DATA_SIZED_METHODS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select"})
 _DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in _DATA_SIZED_METHODS)
@@ -1055,6 +1204,19 @@ _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
      "logical_not", "isclose", "signbit"}
 )
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+        and node.expression.value == "1"
+    )
 
 
 def _refers_to_self_attribute(value: cst.BaseExpression, attribute: str) -> bool:

@@ -6,8 +6,10 @@ points; no syntax trees), so the project-wide step works on little data and neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments
 from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
@@ -39,6 +41,27 @@ class ClassOutline:
     init_params: tuple[str, ...] = ()
     # (attribute, __init__ parameter): `self.<attribute> = <parameter>` in __init__
     held: tuple[tuple[str, str], ...] = ()
+    # attributes its methods set to tensors
+    tensor_members: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ParameterNames:
+    positional: tuple[str, ...]  # what positional arguments fill, `self` left out
+    open: frozenset[str]  # those not annotated as tensors: a caller's tensor tells more
+
+    def named(self, slot: int | str) -> str | None:
+        if isinstance(slot, str):
+            return slot
+        return self.positional[slot] if slot < len(self.positional) else None
+
+
+@dataclass(frozen=True)
+class PassedArguments:
+    """A compiled call into what the file cannot resolve alone, with the tensors it passes."""
+
+    target: Target
+    kinds: tuple[tuple[int | str, Kind], ...]  # (position or keyword, kind)
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,9 @@ class FileOutline:
     compiled: frozenset[str] = frozenset()
     fullgraph: frozenset[str] = frozenset()
     dynamo_config: dict = field(default_factory=dict)
+    # qualified name -> its parameters, for the kinds other files pass
+    parameters: dict[str, ParameterNames] = field(default_factory=dict)
+    passed: tuple[PassedArguments, ...] = ()
 
 
 def package_of(module: str, is_package: bool) -> str:
@@ -96,8 +122,14 @@ def unparsed_outline(path: str, module: str, is_package: bool) -> FileOutline:
 
 
 def outline_of(
-    summary: FileSummary, graph: FileGraph, regions: Regions, path: str, is_package: bool
+    summary: FileSummary,
+    graph: FileGraph,
+    regions: Regions,
+    path: str,
+    is_package: bool,
+    passed: Mapping[int, dict[int | str, Kind]] = {},
 ) -> FileOutline:
+    """``passed``: the tensors each compiled call passes, by the call's id (the checker's)."""
     package = package_of(summary.module_name, is_package)
 
     def target(node: FunctionInfo | Ref) -> Target | None:
@@ -117,6 +149,15 @@ def outline_of(
                 edges.append((resolved, how))
         functions[function.qualname] = functions.get(function.qualname, ()) + tuple(edges)
 
+    passed_on = []
+    for function in regions.compiled if passed else ():
+        for call in function.calls:
+            kinds = passed.get(id(call))
+            for node, _ in graph.index.callees(call.func, function) if kinds else ():
+                resolved = target(node) if isinstance(node, Ref) else None
+                if resolved is not None:
+                    passed_on.append(PassedArguments(resolved, tuple(kinds.items())))
+
     def class_name(cls: ClassInfo | str | None) -> ClassName | None:
         if isinstance(cls, ClassInfo):
             return (True, cls.qualname)
@@ -125,6 +166,7 @@ def outline_of(
 
     classes = {}
     index = graph.index
+    file_kinds = FileKinds(summary)
     for qualname, info in summary.classes.items():
         bases = []
         for base in info.bases:
@@ -139,6 +181,7 @@ def outline_of(
             index.module_reason(info),
             tuple(param.name.value for param in init.positional) if init is not None else (),
             tuple(info.held.items()),
+            file_kinds.tensor_members(info),
         )
 
     constructions = []
@@ -177,4 +220,20 @@ def outline_of(
         compiled=frozenset(function.qualname for function in regions.compiled),
         fullgraph=frozenset(function.qualname for function in regions.fullgraph),
         dynamo_config=dict(summary.dynamo_config),
+        parameters={function.qualname: _parameter_names(function) for function in summary.functions},
+        passed=tuple(passed_on),
+    )
+
+
+def _parameter_names(function: FunctionInfo) -> ParameterNames:
+    params = function.node.params
+    named = [param for param in (*function.positional, *params.kwonly_params)]
+    tensors = {
+        param.name.value
+        for param in named
+        if param.annotation is not None and annotation_kind(param.annotation.annotation, function.enclosing) is TENSOR
+    }
+    return ParameterNames(
+        tuple(param.name.value for param in function.positional),
+        frozenset(param.name.value for param in named) - tensors,
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from torchlint.semantic.dynamo_config import merge
+from torchlint.semantic.kinds import Kind
 from torchlint.semantic.outline import ClassName, FileOutline, OutlineEntry, Target
 from torchlint.semantic.regions import (
     COMPILED,
@@ -55,6 +56,12 @@ class ProjectFacts:
     # module-level imports here, as the file spells them (`lookup`, `cache.lookup`), that
     # name a disabled function of another linted file
     disabled_imports: frozenset[str] = frozenset()
+    # qualified name of a function here -> {parameter: kind} that compiled calls in other
+    # files pass (a tensor given to `timestep: int`)
+    parameter_kinds: dict[str, dict[str, Kind]] = field(default_factory=dict)
+    # (class here, attribute) -> the tensor members of the objects other files give the
+    # `__init__` argument that `self.<attribute>` keeps
+    held_tensors: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
 
 
 class ProjectIndex:
@@ -92,6 +99,7 @@ class ProjectIndex:
         self._through_stars: dict[tuple[str, tuple[str, ...]], tuple[str, str, str] | None] = {}
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
+        self._passed: dict[Node, dict[str, Kind]] | None = None
         self._facts: dict[str, ProjectFacts | None] = {}
         self._solved = False
 
@@ -364,8 +372,10 @@ class ProjectIndex:
         if not outline.parsed and not compiled:
             return None
         disabled_imports = self.disabled_imports(path) if compiled else frozenset()
+        parameter_kinds = {qualname: kinds for (where, qualname), kinds in self.passed().items() if where == path}
+        held_tensors = self.held_tensors(path)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
-        if outline.parsed and unchanged and not disabled_imports:
+        if outline.parsed and unchanged and not (disabled_imports or parameter_kinds or held_tensors):
             return None
         # What the file finds on its own once told which classes are modules; the rest is
         # compiled because of other files.
@@ -377,7 +387,52 @@ class ProjectIndex:
             module_classes=self._module_classes(path),
             dynamo_config=self.dynamo_config,
             disabled_imports=disabled_imports,
+            parameter_kinds=parameter_kinds,
+            held_tensors=held_tensors,
         )
+
+    # Kinds across files -------------------------------------------------------------
+
+    def passed(self) -> dict[Node, dict[str, Kind]]:
+        """What the compiled calls of each file pass to the functions their file alone cannot
+        resolve (in other files, or on objects held): a tensor given to a parameter not
+        annotated as one."""
+        if self._passed is None:
+            self._passed = {}
+            for path, outline in self.files.items():
+                for call in outline.passed:
+                    for node in self._callees(path, call.target):
+                        parameters = self.files[node[0]].parameters.get(node[1])
+                        for slot, kind in call.kinds if parameters is not None else ():
+                            name = parameters.named(slot)
+                            if name in parameters.open:
+                                self._passed.setdefault(node, {})[name] = kind
+        return self._passed
+
+    def _callees(self, path: str, target: Target) -> list[Node]:
+        if isinstance(target, Ref) and target.kind == HELD:
+            return [node for node, _ in self._held(path, target)]
+        node = self._target(path, target)
+        return [node] if node is not None else []
+
+    def held_tensors(self, path: str) -> dict[tuple[str, str], frozenset[str]]:
+        """For each `self.<attribute>` of a class of ``path`` that keeps an `__init__`
+        argument: the tensor members of the classes the project's constructions give it."""
+        found = {}
+        for qualname, info in self.files[path].classes.items():
+            for attr, _ in info.held:
+                members = frozenset().union(
+                    *(self._tensor_members(key) for key, _ in self.given((path, qualname), attr))
+                )
+                if members:
+                    found[(qualname, attr)] = members
+        return found
+
+    def _tensor_members(self, key: ClassKey, _seen: frozenset = frozenset()) -> frozenset[str]:
+        if key in _seen:
+            return frozenset()
+        own = self.files[key[0]].classes[key[1]].tensor_members
+        return own.union(*(self._tensor_members(base, _seen | {key}) for base in self._bases(key)))
 
     def disabled_imports(self, path: str) -> frozenset[str]:
         """The module-level imports of ``path`` that name a disabled function of another file:

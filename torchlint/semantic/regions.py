@@ -425,6 +425,16 @@ class _Index:
                     found.append((given, f"given to {built.qualname}() in {self.site(function)}"))
         return found
 
+    def keeps_argument(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether ``self.<attr>`` keeps nothing but an argument of `__init__`: an attribute
+        set again elsewhere may hold anything."""
+        param = cls.held.get(attr)
+        return param is not None and self._only_held(cls, attr, param) and self.find_method(cls, attr) is None
+
+    def kept_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo | str]:
+        """The classes of what ``self.<attr>`` keeps, as this file shows them."""
+        return [held for held, _ in self.held_classes(cls, attr)] if self.keeps_argument(cls, attr) else []
+
     def held_targets(
         self, expr: cst.BaseExpression, function: FunctionInfo
     ) -> list[tuple[FunctionInfo | Ref, str]] | None:
@@ -440,8 +450,7 @@ class _Index:
         if context is None or expr.value.value != context[0].self_name:
             return None
         cls, attr = context[1], expr.attr.value
-        param = cls.held.get(attr)
-        if param is None or not self._only_held(cls, attr, param) or self.find_method(cls, attr) is not None:
+        if not self.keeps_argument(cls, attr):
             return None
         found: list[tuple[FunctionInfo | Ref, str]] = []
         for held, where in self.held_classes(cls, attr):

@@ -1,0 +1,155 @@
+"""Kinds that cross a call: tensors a compiled call passes into another file's function or
+an object's method, tensor members of objects a module keeps, and 0-d tensors as indices.
+Real files on disk, linted through the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import check, findings, write
+
+SCHEDULER = """
+    import torch
+
+
+    class Scheduler:
+        def __init__(self, steps: int = 10):
+            self.alphas = torch.linspace(0.1, 0.9, steps)
+            self.timesteps = None
+            self.names = ["a", "b"]
+
+        def set_timesteps(self, n: int):
+            self.timesteps = torch.arange(n).flip(0)
+
+        def step(self, out: torch.Tensor, timestep: int, sample: torch.Tensor, eta: float = 0.0):
+            prev = timestep - 1
+            alpha = self.alphas[prev] if prev >= 0 else self.alphas[0]
+            if eta > 0:
+                sample = sample * 2
+            return sample - alpha * out
+"""
+
+LOOP = """
+    from torch import nn
+
+    from pkg.sched import Scheduler
+
+
+    class Loop(nn.Module):
+        def __init__(self, net, scheduler):
+            super().__init__()
+            self.net, self.scheduler = net, scheduler
+
+        def forward(self, sample):
+            for t in self.scheduler.{member}:
+                sample = self.scheduler.step(self.net(sample), {argument}, sample)
+            return sample
+
+
+    def build():
+        return Loop(nn.Identity(), Scheduler())
+"""
+
+
+def _project(root: Path, member: str = "timesteps", argument: str = "t") -> None:
+    write(root, {
+        "pkg/__init__.py": "",
+        "pkg/sched.py": SCHEDULER,
+        "pkg/loop.py": LOOP.format(member=member, argument=argument),
+    })
+
+
+def test_a_tensor_passed_from_another_file_overrides_an_int_annotation(project: Path) -> None:
+    _project(project)
+    # `t` walks the scheduler's tensor of timesteps: `prev >= 0` asks for a tensor's value;
+    # `eta` stays a float.
+    assert check("pkg") == [("sched.py", 15, "TL201")]
+
+
+def test_members_that_are_not_tensors_pass_nothing(project: Path) -> None:
+    _project(project, member="names")
+    assert check("pkg") == []
+
+
+def test_a_python_value_passed_keeps_the_annotation(project: Path) -> None:
+    _project(project, argument="3")
+    assert check("pkg") == []
+
+
+def test_the_scheduler_file_alone_trusts_its_annotation(project: Path) -> None:
+    _project(project)
+    assert check("pkg/sched.py") == []
+
+
+def test_one_file_follows_the_object_its_module_keeps(project: Path) -> None:
+    write(project, {"one.py": SCHEDULER + LOOP.replace("from pkg.sched import Scheduler", "").format(
+        member="timesteps", argument="t")})
+    assert check("one.py") == [("one.py", 15, "TL201"), ("one.py", 31, "TL601")]
+
+
+def test_functions_imported_from_another_file_take_the_tensors_passed(project: Path) -> None:
+    write(project, {
+        "pkg/__init__.py": "",
+        "pkg/util.py": """
+            def clip(value, limit: float = 1.0):
+                if value > limit:
+                    return limit
+                return value
+        """,
+        "pkg/model.py": """
+            import torch
+            from torch import nn
+
+            from pkg.util import clip
+
+
+            class Net(nn.Module):
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return x * clip(x.sum()) + clip(0.5)
+        """,
+    })
+    assert check("pkg") == [("util.py", 2, "TL201")]
+
+
+# A module with a tensor to index; each test's body follows (row 12 is its first line).
+TABLE = """
+        import torch
+        from torch import nn
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("table", torch.randn(10))
+
+            def forward(self, x: torch.Tensor, ts: torch.Tensor, t: torch.Tensor):"""
+
+
+def test_zero_dim_tensors_computed_in_the_graph_are_python_indices() -> None:
+    source = TABLE + """
+                a = self.table[x.argmax()]
+                idx = (ts == 3).nonzero(as_tuple=True)[0][0]
+                b = self.table[idx + 1]
+                first = torch.where(ts > 0)[0][0]
+                c = self.table[-first]
+                for i in torch.arange(3):
+                    a = a + self.table[i]
+                d = x[torch.sum(ts), :]
+                e = self.table[ts.flatten()[1]]
+                return a + b + c + d + e
+    """
+    assert [row for code, row in findings(source) if code == "TL305"] == [12, 14, 16, 18, 19, 20]
+
+
+def test_indices_that_are_inputs_sizes_or_vectors_stay_silent() -> None:
+    source = TABLE + """
+                a = self.table[t]
+                b = self.table[x.shape[0] - 1]
+                c = self.table[ts]
+                d = self.table[ts.argmax(dim=0)]
+                e = self.table[torch.tensor(3)]
+                rows = x.nonzero(as_tuple=True)[0]
+                f = self.table[rows]
+                return a + b + c + d + e + f
+    """
+    assert [row for code, row in findings(source) if code == "TL305"] == []
