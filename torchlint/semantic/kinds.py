@@ -172,22 +172,31 @@ def annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
         return UNKNOWN
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
         # `Tensor | None`
-        sides = [annotation_kind(annotation.left, scope), annotation_kind(annotation.right, scope)]
-        return TENSOR if TENSOR in sides and all(s in (TENSOR, PYTHON) for s in sides) else UNKNOWN
+        return _optional_kind([annotation.left, annotation.right], scope)
     if isinstance(annotation, cst.Name) and annotation.value == "None":
         return PYTHON
     if isinstance(annotation, cst.Subscript):
-        name = qualified_name(annotation.value, scope) or ""
-        if name.rsplit(".", 1)[-1] == "Optional" and len(annotation.slice) == 1:
-            inner = annotation.slice[0].slice
-            if isinstance(inner, cst.Index):
-                return annotation_kind(inner.value, scope)
+        name = (qualified_name(annotation.value, scope) or "").rsplit(".", 1)[-1]
+        members = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
+        if name == "Optional" and len(annotation.slice) == 1 and members:
+            return annotation_kind(members[0], scope)
+        if name == "Union" and len(members) == len(annotation.slice):
+            return _optional_kind(members, scope)  # `Union[torch.Tensor, None]`
         return UNKNOWN
     name = qualified_name(annotation, scope)
     if name in _TENSOR_TYPES:
         return TENSOR
     if name in _PYTHON_TYPES:
         return PYTHON
+    return UNKNOWN
+
+
+def _optional_kind(members: list[cst.BaseExpression], scope: Scope) -> Kind:
+    """A tensor, or None: a tensor wherever it is used as one."""
+    kinds = [annotation_kind(member, scope) for member in members]
+    others = [member for member, kind in zip(members, kinds) if kind is not TENSOR]
+    if TENSOR in kinds and all(isinstance(m, cst.Name) and m.value == "None" for m in others):
+        return TENSOR
     return UNKNOWN
 
 
@@ -437,6 +446,13 @@ class FileKinds:
                         self._resolved_calls.setdefault(caller, set()).add(id(call))
         return self._call_sites
 
+    def called_through_held(self, function: FunctionInfo) -> bool:
+        """Whether a call here runs ``function`` on an object a module keeps."""
+        return any(
+            isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Attribute)
+            for _, call in self.call_sites().get(function, ())
+        )
+
     def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
         """The function of this file ``call`` runs, where its spelling alone shows it."""
         func = call.func
@@ -607,9 +623,11 @@ class KindEnv:
 
     def _bind_passed(self, unannotated: set[str], open_names: set[str]) -> None:
         """What calls pass: an unannotated parameter takes the joined kind of this file's
-        calls; a tensor passed here or from another file makes any open parameter one."""
+        calls. A tensor passed from another file, or through an object a module keeps
+        (`self.scheduler.step(out, t, x)`), makes any open parameter one; the file's own
+        direct calls are taken to follow its annotations."""
         passed = [self.file_kinds.elsewhere.parameters(self.function)]
-        if unannotated or self.file_kinds.call_sites().get(self.function):
+        if unannotated or self.file_kinds.called_through_held(self.function):
             passed.append(self.file_kinds.parameter_kinds(self.function, self.depth))
         for kinds in passed:
             for name, kind in kinds.items():
