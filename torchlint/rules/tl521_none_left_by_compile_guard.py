@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rules.base import Rule
+from torchlint.semantic.summary import FunctionInfo
+
+
+def _none_checks(test: cst.BaseExpression) -> set[str]:
+    """The names an `and` chain requires to be None: `mask is None and not is_compiling()`."""
+    if isinstance(test, cst.BooleanOperation):
+        if not isinstance(test.operator, cst.And):
+            return set()
+        return _none_checks(test.left) | _none_checks(test.right)
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return {test.left.value}
+    return set()
+
+
+def _assigned_in(body: cst.BaseSuite) -> set[str]:
+    found = set()
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Name):
+                found.add(node.target.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.value is not None:
+                found.add(node.target.value)
+
+    body.visit(Targets())
+    return found
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    found = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(Names())
+    return found
+
+
+def _nodes_in(node: cst.CSTNode) -> set[int]:
+    found = set()
+
+    class Nodes(cst.CSTVisitor):
+        def on_visit(self, child: cst.CSTNode) -> bool:
+            found.add(id(child))
+            return True
+
+    node.visit(Nodes())
+    return found
+
+
+class NoneLeftByCompileGuard(Rule):
+    code = "TL521"
+    name = "none-left-by-compile-guard"
+    message = (
+        "a value an `is_compiling()` guard leaves None while compiling is used as an object: "
+        "the trace raises and Dynamo runs the whole function eagerly"
+    )
+    suggestion = (
+        "fill the default on every path (drop `not is_compiling()` from the guard), or check "
+        "`is not None` before using it"
+    )
+    # The TypeError or AttributeError raised while tracing has no handler in the frame.
+    gb_ids = ("GB0088",)
+    gb_types = ("Observed exception",)
+
+    def __init__(self) -> None:
+        self._function: FunctionInfo | None = None
+        # name -> the guard that skips its default while compiling
+        self._left_none: dict[str, cst.If] = {}
+        # the nodes of those guards' tests, which are no later check of the name
+        self._guard_parts: set[int] = set()
+
+    def _tracked(self, ctx) -> dict[str, cst.If]:
+        if ctx.function is not self._function:
+            self._function = ctx.function
+            self._left_none = {}
+            self._guard_parts = set()
+        return self._left_none
+
+    def finish_file(self, findings, ctx) -> None:
+        self._function = None
+        self._left_none = {}
+        self._guard_parts = set()
+
+    def visit_If(self, node: cst.If, ctx) -> None:
+        tracked = self._tracked(ctx)
+        for name in _names_in(node.test):
+            tracked.pop(name, None)  # a test that looks at the name may well narrow it
+        if ctx.guards.when_compiling(node.test, ctx.scope) is not False:
+            return
+        left_none = _none_checks(node.test) & _assigned_in(node.body)
+        for name in left_none:
+            tracked[name] = node
+        if left_none:
+            self._guard_parts |= _nodes_in(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        self._forget(_names_in(node.test), ctx)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        if id(node) not in self._guard_parts:
+            self._forget(_names_in(node.left), ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._forget(_names_in(node.test), ctx)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget, ctx) -> None:
+        self._forget(_names_in(node.target), ctx)
+
+    def _forget(self, names: set[str], ctx) -> None:
+        tracked = self._tracked(ctx)
+        for name in names:
+            tracked.pop(name, None)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        self._used(node.value, node, "indexing", ctx)
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        self._used(node.value, node, f"reading `.{node.attr.value}` of", ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        self._used(node.func, node, "calling", ctx)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        for side in (node.left, node.right):
+            self._used(side, node, "arithmetic on", ctx)
+
+    def _used(self, value: cst.BaseExpression, node: cst.CSTNode, how: str, ctx) -> None:
+        if not isinstance(value, cst.Name):
+            return
+        guard = self._tracked(ctx).pop(value.value, None)
+        if guard is None:
+            return
+        ctx.report(
+            type(self),
+            node,
+            f"`{value.value}` is still None here while compiling when the caller passes none: the "
+            "`is_compiling()` guard above skips its default, so "
+            f"{how} it raises inside the trace and Dynamo runs the whole function eagerly",
+        )
