@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
-from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments
+from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -43,6 +43,8 @@ class ClassOutline:
     held: tuple[tuple[str, str], ...] = ()
     # attributes its methods set to tensors
     tensor_members: frozenset[str] = frozenset()
+    # classmethods that return an object of the class (`from_dict`)
+    factories: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ def outline_of(
             tuple(param.name.value for param in init.positional) if init is not None else (),
             tuple(info.held.items()),
             file_kinds.tensor_members(info),
+            frozenset(name for name, method in info.methods.items() if is_factory(method, info)),
         )
 
     constructions = []

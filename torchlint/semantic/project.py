@@ -161,6 +161,10 @@ class ProjectIndex:
         if local:
             return (path, name) if name in self.files[path].classes else None
         found = self.resolve(name)
+        if found is not None and found[0] == "method":
+            # `Config.from_dict(...)` made the object: a classmethod that returns its class
+            cls, attr = found[2].split("\0")
+            return (found[1], cls) if attr in self.files[found[1]].classes[cls].factories else None
         return (found[1], found[2]) if found is not None and found[0] == "class" else None
 
     # Classes --------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import libcst as cst
 
-from torchlint.semantic.scopes import Scope, assigned_value, lookup_scope, qualified_name
+from torchlint.semantic.scopes import Scope, assigned_value, dotted_name, lookup_scope, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 if TYPE_CHECKING:
@@ -48,6 +48,25 @@ _NOT_MODULE_PREFIXES = ("builtins.", "typing.", "abc.", "enum.", "collections.",
 _OUTSIDE_PROJECT = frozenset({"torch", "builtins", "__future__"}) | frozenset(sys.stdlib_module_names)
 # `model.to(device).compile()` still compiles `model`.
 _RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
+# Builtins that run a method of their argument's class: `hash(config)` runs `config.__hash__()`.
+_DUNDER_BUILTINS = {"builtins.hash": "__hash__"}
+
+
+def is_factory(method: FunctionInfo, cls: ClassInfo) -> bool:
+    """A classmethod that says it returns an object of its class: `def from_dict(cls, d) -> "Config"`."""
+    node = method.node
+    if node.returns is None or not any(
+        qualified_name(d.decorator, method.enclosing) == "builtins.classmethod" for d in node.decorators
+    ):
+        return False
+    returned = node.returns.annotation
+    if isinstance(returned, cst.SimpleString):
+        name = returned.evaluated_value
+    else:
+        name = qualified_name(returned, method.enclosing) or dotted_name(returned)
+    if not isinstance(name, str):
+        return False
+    return name == cls.node.name.value or name.rsplit(".", 1)[-1] == "Self"
 
 # The last part of every attribute call that can compile: torch.compile, optimize, .compile
 _COMPILE_ATTRIBUTES = frozenset({"compile", "optimize"})
@@ -344,7 +363,14 @@ class _Index:
         ):
             expr = expr.func.value
         if isinstance(expr, cst.Call):
-            return self.class_of(expr.func, scope)
+            func = expr.func
+            if isinstance(func, cst.Attribute):
+                # `GenerationConfig.from_model_config(config)`: an alternative constructor
+                owner = self.local_class(func.value, scope)
+                factory = owner.methods.get(func.attr.value) if owner is not None else None
+                if factory is not None and is_factory(factory, owner):
+                    return owner
+            return self.class_of(func, scope)
         if isinstance(expr, cst.Name):
             value = assigned_value(expr, scope)
             if isinstance(value, cst.Call):
@@ -353,10 +379,13 @@ class _Index:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and function is not None:
             context = self.method_context(function)
             if context is not None and expr.value.value == context[0].self_name:
-                cls = context[1]
-                value = cls.attribute_values.get(expr.attr.value)
-                if isinstance(value, cst.Call):
-                    return self.instance_class(value, None, cls.enclosing, _depth + 1)
+                for value, value_scope in reversed(context[1].attribute_history.get(expr.attr.value, ())):
+                    if isinstance(value, cst.Name):  # `config = Config.from_dict(d); self.config = config`
+                        value = assigned_value(value, value_scope)
+                    if isinstance(value, cst.Call):
+                        found = self.instance_class(value, None, value_scope, _depth + 1)
+                        if found is not None:
+                            return found
         return None
 
     def parameter_class(self, name: str, scope: Scope) -> ClassInfo | str | None:
@@ -725,6 +754,10 @@ class FileGraph:
         callees = self.index.callees
         for call in function.calls:
             found.extend((target, through(CALLED, note)) for target, note in callees(call.func, function))
+            dunder = _DUNDER_BUILTINS.get(qualified_name(call.func, function.scope) or "")
+            if dunder and len(call.args) == 1 and not call.args[0].star:
+                method = cst.Attribute(value=call.args[0].value, attr=cst.Name(dunder))
+                found.extend((target, through(CALLED, note)) for target, note in callees(method, function))
             # Functions handed to another call are usually called by it (checkpoint, map, ...).
             for arg in call.args:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
