@@ -49,7 +49,7 @@ _OUTSIDE_PROJECT = frozenset({"torch", "builtins", "__future__"}) | frozenset(sy
 # `model.to(device).compile()` still compiles `model`.
 _RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
 # Builtins that run a method of their argument's class: `hash(config)` runs `config.__hash__()`.
-_DUNDER_BUILTINS = {"builtins.hash": "__hash__"}
+_DUNDER_BUILTINS = {"hash": "__hash__"}
 
 
 def is_factory(method: FunctionInfo, cls: ClassInfo) -> bool:
@@ -754,8 +754,11 @@ class FileGraph:
         callees = self.index.callees
         for call in function.calls:
             found.extend((target, through(CALLED, note)) for target, note in callees(call.func, function))
-            dunder = _DUNDER_BUILTINS.get(qualified_name(call.func, function.scope) or "")
-            if dunder and len(call.args) == 1 and not call.args[0].star:
+            func = call.func
+            dunder = _DUNDER_BUILTINS.get(func.value) if isinstance(func, cst.Name) else None
+            if dunder and len(call.args) == 1 and not call.args[0].star and (
+                qualified_name(func, function.scope) == f"builtins.{func.value}"
+            ):
                 method = cst.Attribute(value=call.args[0].value, attr=cst.Name(dunder))
                 found.extend((target, through(CALLED, note)) for target, note in callees(method, function))
             # Functions handed to another call are usually called by it (checkpoint, map, ...).
