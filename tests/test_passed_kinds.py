@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import check, findings, write
 
 SCHEDULER = """
@@ -87,28 +89,47 @@ def test_one_file_follows_the_object_its_module_keeps(project: Path) -> None:
     assert check("one.py") == [("one.py", 15, "TL201"), ("one.py", 31, "TL601")]
 
 
-def test_functions_imported_from_another_file_take_the_tensors_passed(project: Path) -> None:
+CLIP = """
+    def clip(value, limit: float = 1.0):
+        if limit < 0:
+            return value
+        if value > limit:
+            return limit
+        return value
+"""
+# A staticmethod's first parameter takes the first argument (`limit` stays a float).
+STATIC_CLIP = """
+    class Clip:
+        @staticmethod
+        def clip(value, limit: float = 1.0):
+            if limit < 0:
+                return value
+            if value > limit:
+                return limit
+            return value
+"""
+
+
+@pytest.mark.parametrize("util, imported, call, row", [(CLIP, "clip", "clip", 4), (STATIC_CLIP, "Clip", "Clip.clip", 6)])
+def test_functions_of_another_file_take_the_tensors_passed(
+    project: Path, util: str, imported: str, call: str, row: int
+) -> None:
     write(project, {
         "pkg/__init__.py": "",
-        "pkg/util.py": """
-            def clip(value, limit: float = 1.0):
-                if value > limit:
-                    return limit
-                return value
-        """,
-        "pkg/model.py": """
+        "pkg/util.py": util,
+        "pkg/model.py": f"""
             import torch
             from torch import nn
 
-            from pkg.util import clip
+            from pkg.util import {imported}
 
 
             class Net(nn.Module):
                 def forward(self, x: torch.Tensor) -> torch.Tensor:
-                    return x * clip(x.sum()) + clip(0.5)
+                    return x * {call}(x.sum()) + {call}(0.5)
         """,
     })
-    assert check("pkg") == [("util.py", 2, "TL201")]
+    assert check("pkg") == [("util.py", row, "TL201")]
 
 
 # A module with a tensor to index; each test's body follows (row 12 is its first line).
@@ -178,3 +199,4 @@ def test_annotations_of_a_tensor_or_none_are_tensors() -> None:
     """
     # `e` and `f` may be ints: nothing shows which.
     assert [code for code, row in findings(source)] == ["TL201"] * 4
+

@@ -279,7 +279,7 @@ def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-def _positional_parameters(function: FunctionInfo, bound: bool) -> list[str]:
+def positional_parameters(function: FunctionInfo, bound: bool) -> list[str]:
     """The parameter names positional arguments land in; a bound call skips `self`."""
     params = [*function.node.params.posonly_params, *function.node.params.params]
     names = [param.name.value for param in params]
@@ -424,7 +424,7 @@ class FileKinds:
                 if arguments is None:
                     continue
                 positional, keywords = arguments
-                names = _positional_parameters(function, bound=isinstance(call.func, cst.Attribute))
+                names = positional_parameters(function, bound=isinstance(call.func, cst.Attribute))
                 for name, kind in [*zip(names, positional), *keywords.items()]:
                     passed.setdefault(name, []).append(kind)
         finally:
