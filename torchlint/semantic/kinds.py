@@ -279,21 +279,6 @@ def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-def positional_parameters(function: FunctionInfo, bound: bool) -> list[str]:
-    """The parameter names positional arguments land in; a bound call skips `self`."""
-    params = [*function.node.params.posonly_params, *function.node.params.params]
-    names = [param.name.value for param in params]
-    if bound and function.self_name is not None and names and not _is_static(function):
-        names = names[1:]
-    return names
-
-
-def _is_static(function: FunctionInfo) -> bool:
-    return any(
-        qualified_name(d.decorator, function.enclosing) == "builtins.staticmethod" for d in function.node.decorators
-    )
-
-
 class Branches:
     """Kinds across an `if`: each branch starts from the kinds before it, and afterwards a
     name holds what any branch that goes on may have left in it."""
@@ -424,7 +409,7 @@ class FileKinds:
                 if arguments is None:
                     continue
                 positional, keywords = arguments
-                names = positional_parameters(function, bound=isinstance(call.func, cst.Attribute))
+                names = [param.name.value for param in function.positional]
                 for name, kind in [*zip(names, positional), *keywords.items()]:
                     passed.setdefault(name, []).append(kind)
         finally:

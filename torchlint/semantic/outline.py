@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind, positional_parameters
+from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
@@ -229,14 +229,13 @@ def outline_of(
 
 
 def _parameter_names(function: FunctionInfo) -> ParameterNames:
-    """Calls from elsewhere reach a method through an object (or a class): `self` is bound."""
-    positional = positional_parameters(function, bound=True)
-    params = function.node.params
-    named = [param for param in (*params.posonly_params, *params.params) if param.name.value in positional]
-    named.extend(params.kwonly_params)
+    named = [*function.positional, *function.node.params.kwonly_params]
     tensors = {
         param.name.value
         for param in named
         if param.annotation is not None and annotation_kind(param.annotation.annotation, function.enclosing) is TENSOR
     }
-    return ParameterNames(tuple(positional), frozenset(param.name.value for param in named) - tensors)
+    return ParameterNames(
+        tuple(param.name.value for param in function.positional),
+        frozenset(param.name.value for param in named) - tensors,
+    )

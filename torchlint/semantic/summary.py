@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.semantic.dynamo_config import collect_dynamo_config
-from torchlint.semantic.scopes import Scope, dotted_name
+from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 
 
 @dataclass(eq=False)
@@ -64,10 +64,17 @@ class FunctionInfo:
         return function
 
     @property
+    def is_static(self) -> bool:
+        return any(
+            qualified_name(d.decorator, self.enclosing) == "builtins.staticmethod" for d in self.node.decorators
+        )
+
+    @property
     def positional(self) -> list[cst.Param]:
-        """The parameters a positional argument can fill, ``self`` left out for a method."""
+        """The parameters a positional argument can fill, ``self`` (or ``cls``) left out for a
+        method called through an object or its class."""
         params = [*self.node.params.posonly_params, *self.node.params.params]
-        return params[1:] if self.owner_class is not None else params
+        return params[1:] if self.owner_class is not None and not self.is_static else params
 
     def parameter(self, name: str) -> cst.Param | None:
         params = self.node.params
