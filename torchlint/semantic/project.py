@@ -298,18 +298,23 @@ class ProjectIndex:
             return (path, target)
         return self._ref(path, target)
 
+    def _callees(self, path: str, target: Target) -> list[tuple[Node, str]]:
+        """What an edge of ``path`` runs, each with a note on where a held object's class was
+        seen ("" for a plain call)."""
+        if isinstance(target, Ref) and target.kind == HELD:
+            return self._held(path, target)
+        node = self._target(path, target)
+        return [(node, "")] if node is not None else []
+
     def edges(self, node: Node) -> list[tuple[Node, str]]:
         found = self._edges.get(node)
         if found is None:
             path, qualname = node
-            found = []
-            for target, how in self.files[path].functions.get(qualname, ()):
-                if isinstance(target, Ref) and target.kind == HELD:
-                    found.extend((node, through(how, note)) for node, note in self._held(path, target))
-                    continue
-                resolved = self._target(path, target)
-                if resolved is not None:
-                    found.append((resolved, how))
+            found = [
+                (callee, through(how, note))
+                for target, how in self.files[path].functions.get(qualname, ())
+                for callee, note in self._callees(path, target)
+            ]
             self._edges[node] = found
         return found
 
@@ -405,19 +410,13 @@ class ProjectIndex:
             self._passed = {}
             for path, outline in self.files.items():
                 for call in outline.passed:
-                    for node in self._callees(path, call.target):
+                    for node, _ in self._callees(path, call.target):
                         parameters = self.files[node[0]].parameters.get(node[1])
                         for slot, kind in call.kinds if parameters is not None else ():
                             name = parameters.named(slot)
                             if name in parameters.open:
                                 self._passed.setdefault(node, {})[name] = kind
         return self._passed
-
-    def _callees(self, path: str, target: Target) -> list[Node]:
-        if isinstance(target, Ref) and target.kind == HELD:
-            return [node for node, _ in self._held(path, target)]
-        node = self._target(path, target)
-        return [node] if node is not None else []
 
     def held_tensors(self, path: str) -> dict[tuple[str, str], frozenset[str]]:
         """For each `self.<attribute>` of a class of ``path`` that keeps an `__init__`
