@@ -94,7 +94,7 @@ class LintContext:
                 facts = self.project_facts
                 if facts is not None:
                     found = facts.held_tensors.get((owner.qualname, attribute), found)
-                for cls in self.call_index.kept_classes(owner, attribute):
+                for cls, _ in self.call_index.held_classes(owner, attribute):
                     if isinstance(cls, ClassInfo):
                         found = found | self.file_kinds.tensor_members(cls)
             self._held[key] = found

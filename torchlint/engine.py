@@ -218,16 +218,15 @@ def _lint(
             summary = summarize(module, name)
             graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
             regions = compiled_regions(summary, settings.entry_points, project, graph=graph)
-            dynamo_config = dict(summary.dynamo_config)
-            if project is not None:
-                summary.dynamo_config = dict(project.dynamo_config)
-            profile = compile_profile(settings, getattr(summary, "dynamo_config", None))
+            # The project's `torch._dynamo.config` assignments count here; the outline keeps
+            # the file's own.
+            dynamo_config = project.dynamo_config if project is not None else summary.dynamo_config
+            profile = compile_profile(settings, dynamo_config)
             checker = _checker(enabled, settings.guard_functions, profile.torch_version)
             passed: dict | None = {} if want_outline else None
             findings = checker.run(summary, regions, profile, project_facts=project, passed=passed)
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
-                outline.dynamo_config = dynamo_config
             diagnostics = _diagnostics(findings, module, text, path)
     diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
     diagnostics.sort(key=Diagnostic.sort_key)

@@ -460,10 +460,6 @@ class _Index:
         param = cls.held.get(attr)
         return param is not None and self._only_held(cls, attr, param) and self.find_method(cls, attr) is None
 
-    def kept_classes(self, cls: ClassInfo, attr: str) -> list[ClassInfo | str]:
-        """The classes of what ``self.<attr>`` keeps, as this file shows them."""
-        return [held for held, _ in self.held_classes(cls, attr)] if self.keeps_argument(cls, attr) else []
-
     def held_targets(
         self, expr: cst.BaseExpression, function: FunctionInfo
     ) -> list[tuple[FunctionInfo | Ref, str]] | None:
