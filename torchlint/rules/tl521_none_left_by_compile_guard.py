@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.cst_walk import walk
 from torchlint.rules.base import Rule
 from torchlint.semantic.summary import FunctionInfo
 
@@ -27,39 +28,25 @@ def _none_checks(test: cst.BaseExpression) -> set[str]:
 def _assigned_in(body: cst.BaseSuite) -> set[str]:
     found = set()
 
-    class Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Name):
-                found.add(node.target.value)
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            found.add(node.target.value)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.value is not None:
+            found.add(node.target.value)
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.value is not None:
-                found.add(node.target.value)
-
-    body.visit(Targets())
+    walk(body, visit)
     return found
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
     found = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(Names())
+    walk(node, lambda child: found.add(child.value) if isinstance(child, cst.Name) else None)
     return found
 
 
 def _nodes_in(node: cst.CSTNode) -> set[int]:
     found = set()
-
-    class Nodes(cst.CSTVisitor):
-        def on_visit(self, child: cst.CSTNode) -> bool:
-            found.add(id(child))
-            return True
-
-    node.visit(Nodes())
+    walk(node, lambda child: found.add(id(child)))
     return found
 
 

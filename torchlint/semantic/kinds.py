@@ -828,14 +828,8 @@ class KindEnv:
             for name, kind in state.names.items():
                 names.setdefault(name, []).append(kind)
         self.names = {name: _join(kinds) for name, kinds in names.items()}
-        # A mask (a 0-d tensor) only where every branch that binds the name left one.
-        self.masks, self.zero_dim = (
-            {
-                name for name in set().union(*(getattr(state, field) for state in states))
-                if all(name in getattr(state, field) for state in states if name in state.names)
-            }
-            for field in ("masks", "zero_dim")
-        )
+        self.masks = _left_by_every_branch(states, [state.masks for state in states])
+        self.zero_dim = _left_by_every_branch(states, [state.zero_dim for state in states])
         self.data_sized = set().union(*(state.data_sized for state in states))
 
     # -- expressions --------------------------------------------------------------
@@ -1207,6 +1201,15 @@ _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
      "logical_not", "isclose", "signbit"}
 )
+
+
+def _left_by_every_branch(states: list[_State], held: list[frozenset[str]]) -> set[str]:
+    """A name holds a mask (a 0-d tensor) after an `if` only where every branch that binds
+    it left one; ``held`` is each branch's set."""
+    return {
+        name for name in set().union(*held)
+        if all(name in names for state, names in zip(states, held) if name in state.names)
+    }
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
