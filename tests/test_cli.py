@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sarif_schema import assert_valid_sarif
 
 BAD_FORWARD = """import torch
 import torch.nn as nn
@@ -94,6 +95,7 @@ def test_json_and_sarif_from_option_and_environment(project: Path, fmt: str) -> 
         assert finding["filename"] == str(project / "pkg" / "net.py")
         assert finding["noqa_row"] == 7
     else:
+        assert_valid_sarif(document)
         assert document["version"] == "2.1.0"
         (result,) = document["runs"][0]["results"]
         assert result["ruleId"] == "TL101"

@@ -142,6 +142,8 @@ def test_related_locations_in_json_and_sarif(tmp_path: Path):
     import subprocess
     import sys
 
+    from sarif_schema import assert_valid_sarif
+
     path = tmp_path / "model.py"
     path.write_text(forward_with("for i in range(2):\n    print(i)\n"), encoding="utf-8")
     run = lambda fmt: subprocess.run(  # noqa: E731
@@ -158,6 +160,7 @@ def test_related_locations_in_json_and_sarif(tmp_path: Path):
         }
     ]
     sarif = json.loads(run("sarif").stdout)
+    assert_valid_sarif(sarif)
     [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "TL601"]
     [related] = result["relatedLocations"]
     assert related["physicalLocation"]["region"]["startLine"] == FIRST + 1

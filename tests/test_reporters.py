@@ -9,6 +9,7 @@ from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Location,
 from torchlint.reporters import FORMATS, ReportContext, render
 from torchlint.reporters.paths import display_path
 from torchlint.rules.base import Rule
+from sarif_schema import assert_valid_sarif, schema_errors
 
 ROOT = Path("/project").absolute()
 NET = str(ROOT / "models" / "net.py")
@@ -305,11 +306,14 @@ def test_github_escapes_data_and_properties():
 def test_sarif_structure(ctx):
     out = render("sarif", [item_finding(), print_finding(), item_finding(path=OUTSIDE)], ctx)
     log = json.loads(out)
+    assert_valid_sarif(log)
     assert log["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
     assert log["version"] == "2.1.0"
     assert len(log["runs"]) == 1
     run = log["runs"][0]
-    assert set(run) == {"tool", "originalUriBaseIds", "results"}
+    assert set(run) == {"tool", "originalUriBaseIds", "columnKind", "results"}
+    # Results carry columns, so SARIF 2.1.0 (3.14.27) requires saying what they count.
+    assert run["columnKind"] == "unicodeCodePoints"
     assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": ROOT.as_uri().rstrip("/") + "/"}}
 
     driver = run["tool"]["driver"]
@@ -357,6 +361,7 @@ def test_sarif_appends_rules_missing_from_the_selection():
     ctx = ReportContext(cwd=ROOT, rules=(ItemRule,), version="0")
     unknown = print_finding(code="TL998", name="made-up", url=None)
     log = json.loads(render("sarif", [unknown, item_finding(), unknown], ctx))
+    assert_valid_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [rule["id"] for rule in rules] == ["TL301", "TL998"]
@@ -367,5 +372,15 @@ def test_sarif_appends_rules_missing_from_the_selection():
 
 def test_sarif_with_no_findings_still_lists_rules(ctx):
     log = json.loads(render("sarif", [], ctx))
+    assert_valid_sarif(log)
     assert log["runs"][0]["results"] == []
     assert len(log["runs"][0]["tool"]["driver"]["rules"]) == 2
+
+
+def test_the_schema_check_rejects_what_the_standard_forbids(ctx):
+    log = json.loads(render("sarif", [print_finding()], ctx))
+    log["runs"][0]["columnKind"] = "bytes"
+    del log["runs"][0]["results"][0]["message"]
+    errors = schema_errors(log)
+    assert any("columnKind" in error and "'bytes'" in error for error in errors), errors
+    assert any("'message' is a required property" in error for error in errors), errors

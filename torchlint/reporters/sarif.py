@@ -48,6 +48,8 @@ def sarif_log(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict[str, An
                     }
                 },
                 "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(ctx.cwd)}},
+                # Columns count characters (code points), as libcst's positions do.
+                "columnKind": "unicodeCodePoints",
                 "results": results,
             }
         ],
