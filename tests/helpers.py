@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from torchlint.cli import cli
 from torchlint.config import ConfigResolver, Settings
 from torchlint.engine import describe_regions, lint_text
-from torchlint.runner import _ProjectRun, _Workers
+from torchlint.runner import _ProjectRun
+from torchlint.workers import Workers
 
 
 def findings(source: str, **settings) -> list[tuple[str, int]]:
@@ -48,7 +49,7 @@ def indexed_regions(paths: list[Path]) -> set[str]:
     that linting each file with what the index tells it finds the same ones."""
     resolver = ConfigResolver()
     work = [(path, resolver.for_path(path)) for path in paths]
-    with _Workers(1, len(work)) as workers:
+    with Workers(1) as workers:
         run = _ProjectRun(work, workers, keep_sources=False)
     for path, settings in work:
         facts = run.facts(str(path))

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -42,10 +43,14 @@ def cli() -> None:
 
 def main() -> None:
     """The console entry point: never a traceback, always an exit code."""
+    from torchlint.workers import Interrupted, stop_on_signals
+
+    stop_on_signals()
     try:
         cli()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except Interrupted as interrupted:
+        # The run unwound and stopped its workers; the shell's convention says how it ended.
+        sys.exit(interrupted.exit_code)
     except Exception as error:  # noqa: BLE001 - the last line of defence
         click.echo(f"error: internal error: {type(error).__name__}: {error}", err=True)
         sys.exit(EXIT_ERROR)
@@ -53,6 +58,9 @@ def main() -> None:
 
 def _selectors(values: tuple[str, ...], option: str) -> tuple[str, ...]:
     items = [item for value in values for item in value.split(",") if item.strip()]
+    if values and not items:
+        # An empty `--select ''` would silently turn every rule off.
+        raise click.UsageError(f"{option} needs at least one rule code, prefix or ALL")
     try:
         return validate(items, option)
     except SelectorError as error:
@@ -65,12 +73,14 @@ def _fail(message: str) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+# Plain strings: click's own path checks would stop the whole run at the first unreadable
+# path, where each one should get its error line while the others are still checked.
+@click.argument("paths", nargs=-1)
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable: codes, prefixes (TL1) or ALL; comma-separated. Replaces the configured selection.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="concise", show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT", help="How findings are printed (also TORCHLINT_OUTPUT_FORMAT).")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True, path_type=Path), help="Write the report to this file instead of stdout.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=lambda ctx, param, value: _writable_report(value), help="Write the report to this file instead of stdout.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary.")
@@ -125,8 +135,7 @@ def check(
         return
 
     diagnostics = run.diagnostics
-    for error in run.all_errors:
-        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+    _echo_errors(run.all_errors, cwd)
     if statistics:
         report = _statistics(diagnostics, output_format)
     else:
@@ -137,19 +146,45 @@ def check(
     elif report:
         click.echo(report, nl=False)
     if not quiet:
-        _summary(diagnostics)
+        _summary(diagnostics, run.all_errors)
     if run.all_errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
 
-def _summary(diagnostics) -> None:
+def _writable_report(path: Path | None) -> Path | None:
+    """Refuse a report file that cannot be written before the run, not after it."""
+    if path is None:
+        return None
+    folder = path.absolute().parent
+    if path.is_dir():
+        raise click.BadParameter(f"'{path}' is a directory", param_hint="'-o' / '--output-file'")
+    if not folder.is_dir():
+        raise click.BadParameter(f"folder '{folder}' does not exist", param_hint="'-o' / '--output-file'")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise click.BadParameter(f"'{path}' is not writable", param_hint="'-o' / '--output-file'")
+    return path
+
+
+def _echo_errors(errors, cwd: Path) -> None:
+    for error in errors:
+        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _summary(diagnostics, errors) -> None:
+    """One line on stderr; "All checks passed!" only when every file was checked and clean."""
+    unchecked = len({error.path for error in errors})
+    failed = f"{_plural(unchecked, 'file')} could not be checked." if unchecked else ""
     if not diagnostics:
-        click.echo("All checks passed!", err=True)
+        click.echo(failed or "All checks passed!", err=True)
         return
     files = len({d.path for d in diagnostics})
-    noun = "finding" if len(diagnostics) == 1 else "findings"
-    click.echo(f"Found {len(diagnostics)} {noun} in {files} file{'s' if files != 1 else ''}.", err=True)
+    found = f"Found {_plural(len(diagnostics), 'finding')} in {_plural(files, 'file')}."
+    click.echo(f"{found} {failed}".rstrip(), err=True)
 
 
 def _statistics(diagnostics, output_format: str) -> str:
@@ -194,11 +229,15 @@ def _show_regions(
             compiled += row.status != "disabled"
             tag = "" if row.status == "compiled" else f" [{row.status}]"
             click.echo(f"  {row.row}: {row.qualname}{tag}: {row.reason}")
-    for error in run.errors:
-        click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
+    if run.unparsable:
+        # Reported as `check` reports them: nothing in such a file can be listed.
+        click.echo(render("concise", run.unparsable, ReportContext(cwd, {}, all_rules(), __version__)), nl=False)
+    _echo_errors(run.errors, cwd)
     files = sum(1 for rows in run.files.values() if any(row.status != "disabled" for row in rows))
-    click.echo(f"{compiled} compiled function{'s' if compiled != 1 else ''} in {files} file{'s' if files != 1 else ''}.", err=True)
-    sys.exit(EXIT_ERROR if run.errors else EXIT_CLEAN)
+    click.echo(f"{_plural(compiled, 'compiled function')} in {_plural(files, 'file')}.", err=True)
+    if run.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if run.unparsable else EXIT_CLEAN)
 
 
 @cli.command("rules")

@@ -21,7 +21,7 @@ from pathspec.pattern import Pattern
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import FileError
-from torchlint.source import os_error_cause
+from torchlint.source import not_a_regular_file, os_error_cause
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -371,7 +371,11 @@ class _Discovery:
             self._error(path, os_error_cause(error))
             return
         if not stat.S_ISDIR(mode):
-            self._add_named_file(path)
+            reason = not_a_regular_file(mode)
+            if reason is None:
+                self._add_named_file(path)
+            else:
+                self._error(path, reason)
         elif path.endswith(PYTHON_SUFFIXES):
             self._error(path, "is a directory, not a Python file")
         elif not (self.force_exclude and self._rejected(path, is_dir=True)):

@@ -103,17 +103,35 @@ def _may_hold_compiled_code(text: str, settings: Settings) -> bool:
     return bool(settings.entry_points) or "torch" in text or "forward" in text
 
 
-def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnostic:
-    # libcst's native parser places many errors a line late; Python's own parser is exact.
-    row, column, message = error.raw_line, error.raw_column + 1, error.message
+class UnparsableFile(Exception):
+    """A file that does not parse; ``diagnostic`` is its TL901 finding."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _python_syntax_error(text: str, path: str) -> SyntaxError | None:
+    """Python's own verdict: exact positions, and far cheaper than a libcst parse."""
     try:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as python_error:
-        if python_error.lineno:
-            row, column = python_error.lineno, max(python_error.offset or 1, 1)
-            message = python_error.msg
+    except SyntaxError as error:
+        return error
     except (ValueError, RecursionError, MemoryError):
         pass
+    return None
+
+
+def _syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | None = None) -> Diagnostic | None:
+    """The TL901 finding for a file that does not parse, or None when Python compiles it."""
+    python_error = _python_syntax_error(text, path)
+    if python_error is not None and python_error.lineno:
+        row, column, message = python_error.lineno, max(python_error.offset or 1, 1), python_error.msg
+    elif libcst_error is not None:
+        # libcst's native parser places many errors a line late; only used when Python has no position.
+        row, column, message = libcst_error.raw_line, libcst_error.raw_column + 1, libcst_error.message
+    else:
+        return None
     return Diagnostic(
         path=path,
         code=SyntaxErrorRule.code,
@@ -213,7 +231,7 @@ def _lint(
             module = None
             outline = FileOutline(path, name, package_of(name, _is_package(path)))
             if SyntaxErrorRule.code in enabled:
-                diagnostics.append(_syntax_error(error, text, path))
+                diagnostics.append(_syntax_error(text, path, error))
         if module is not None:
             summary = summarize(module, name)
             graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
@@ -228,6 +246,10 @@ def _lint(
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
             diagnostics = _diagnostics(findings, module, text, path)
+    elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:
+        # The text test skips files that cannot hold compiled code, but not ones that do
+        # not parse: Python's own parser, much cheaper than libcst's, decides.
+        diagnostics.append(found)
     diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics, outline
@@ -236,13 +258,17 @@ def _lint(
 def describe_regions(
     text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None
 ) -> list[RegionLine]:
-    """What `--show-regions` prints for one file: its compiled and disabled functions."""
+    """What `--show-regions` prints for one file: its compiled and disabled functions.
+
+    Raises UnparsableFile for a file that does not parse: nothing about it can be shown."""
     if not _must_parse(text, settings, project):
+        if (error := _syntax_error(text, path)) is not None:
+            raise UnparsableFile(error)
         return []
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return []
+    except cst.ParserSyntaxError as error:
+        raise UnparsableFile(_syntax_error(text, path, error)) from None
     summary = summarize(module, module_name(path, settings))
     regions = compiled_regions(summary, settings.entry_points, project)
     shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]

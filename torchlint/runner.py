@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
-from torchlint.engine import analyze_text, describe_regions, dynamo_config_of, lint_text
+from torchlint.engine import UnparsableFile, analyze_text, describe_regions, dynamo_config_of, lint_text
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
 from torchlint.semantic.project import ProjectFacts, ProjectIndex
 from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
+from torchlint.workers import Workers
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_PER_WORKER = 16
@@ -112,49 +112,21 @@ def _dynamo_config_batch(paths: list[Path]) -> list[dict]:
     return found
 
 
-def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError]:
-    described: list[list[RegionLine] | FileError] = []
+def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | Diagnostic]:
+    described: list[list[RegionLine] | FileError | Diagnostic] = []
     for path, settings, project in batch:
         try:
             described.append(describe_regions(read_source(path), str(path), settings, project=project))
+        except UnparsableFile as unparsable:
+            described.append(unparsable.diagnostic)
         except (SourceError, RecursionError, MemoryError) as error:
             described.append(FileError(str(path), str(error) or type(error).__name__))
     return described
 
 
-def _jobs(requested: int | None, files: int) -> int:
+def _workers(requested: int | None, files: int) -> Workers:
     jobs = requested if requested is not None else (os.cpu_count() or 1)
-    return max(1, min(jobs, files // _MIN_FILES_PER_WORKER))
-
-
-class _Workers:
-    """Runs per-file work in this process, or across one process pool kept for every phase."""
-
-    def __init__(self, requested: int | None, files: int) -> None:
-        self.count = _jobs(requested, files)
-        self._pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> _Workers:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-
-    def map(self, function: Callable[..., list], items: list, *args) -> list:
-        """``function(batch, *args)`` over batches of ``items``; results in the order of ``items``."""
-        if self.count == 1 or len(items) < 2:
-            return function(items, *args) if items else []
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.count)
-        # Interleaved batches spread big and small files evenly over the workers.
-        stride = min(len(items), self.count * 4)
-        batches = [items[i::stride] for i in range(stride)]
-        results: list = [None] * len(items)
-        repeated = [[arg] * stride for arg in args]
-        for first, batch_results in enumerate(self._pool.map(function, batches, *repeated)):
-            results[first::stride] = batch_results
-        return results
+    return Workers(min(jobs, files // _MIN_FILES_PER_WORKER))
 
 
 def check_paths(
@@ -177,7 +149,7 @@ def check_files(
     work: list[tuple[Path, Settings]], *, jobs: int | None = None, keep_sources: bool = False
 ) -> list[FileResult]:
     """Lint files, each with its own settings; two or more are linted as one project."""
-    with _Workers(jobs, len(work)) as workers:
+    with _workers(jobs, len(work)) as workers:
         if len(work) < 2:
             return workers.map(_check_batch, [(path, settings, None) for path, settings in work], keep_sources)
         return list(_ProjectRun(work, workers, keep_sources).final_results().values())
@@ -193,7 +165,7 @@ class _ProjectRun:
     second lint of just the files other files change.
     """
 
-    def __init__(self, work: list[tuple[Path, Settings]], workers: _Workers, keep_sources: bool) -> None:
+    def __init__(self, work: list[tuple[Path, Settings]], workers: Workers, keep_sources: bool) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
         self.workers = workers
         self.keep_sources = keep_sources
@@ -277,6 +249,16 @@ class RegionsRun:
     # path -> its compiled and disabled functions
     files: dict[str, list[RegionLine]] = field(default_factory=dict)
     errors: list[FileError] = field(default_factory=list)
+    # files that do not parse, as their TL901 findings
+    unparsable: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, path: str, described: list[RegionLine] | FileError | Diagnostic) -> None:
+        if isinstance(described, FileError):
+            self.errors.append(described)
+        elif isinstance(described, Diagnostic):
+            self.unparsable.append(described)
+        else:
+            self.files[path] = described
 
 
 def show_regions(
@@ -286,25 +268,28 @@ def show_regions(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    with _Workers(jobs, len(work)) as workers:
+    with _workers(jobs, len(work)) as workers:
         project = _ProjectRun(work, workers, keep_sources=False) if len(work) > 1 else None
         items = [(path, settings, project.facts(str(path)) if project else None) for path, settings in work]
         for (path, _, _), described in zip(items, workers.map(_describe_batch, items)):
-            if isinstance(described, FileError):
-                run.errors.append(described)
-            else:
-                run.files[str(path)] = described
+            run.add(str(path), described)
     return run
 
 
 def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolver) -> RegionsRun:
     path = str(Path(filename).absolute()) if filename else "-"
     settings = resolver.for_path(Path(path) if filename else resolver.cwd)
+    run = RegionsRun()
     try:
         text = decode_source(data)
     except SourceError as error:
-        return RegionsRun(errors=[FileError(path, str(error))])
-    return RegionsRun(files={path: describe_regions(text, path, settings)})
+        run.add(path, FileError(path, str(error)))
+        return run
+    try:
+        run.add(path, describe_regions(text, path, settings))
+    except UnparsableFile as unparsable:
+        run.add(path, unparsable.diagnostic)
+    return run
 
 
 def check_stdin(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
+import stat
 import tokenize
 from pathlib import Path
 
@@ -23,13 +25,43 @@ def os_error_cause(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_regular_file(mode: int) -> str | None:
+    """Why a file of this mode cannot be source code, or None for a regular file.
+
+    Reading a named pipe blocks until a writer comes, and a device may never end, so
+    only regular files are read."""
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    for test, kind in _NOT_REGULAR:
+        if test(mode):
+            return f"not a regular file ({kind})"
+    return None
+
+
 def read_source(path: Path) -> str:
     try:
-        data = Path(path).read_bytes()
+        # Opened without blocking, so a named pipe is refused instead of waited on.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         if isinstance(error, FileNotFoundError) and Path(path).is_symlink():
             raise SourceError("broken symbolic link") from None
         raise SourceError(os_error_cause(error)) from None
+    with open(descriptor, "rb", closefd=True) as handle:
+        try:
+            reason = not_a_regular_file(os.fstat(descriptor).st_mode)
+            if reason is not None:
+                raise SourceError(reason)
+            data = handle.read()
+        except OSError as error:
+            raise SourceError(os_error_cause(error)) from None
     return decode_source(data)
 
 

@@ -1,0 +1,207 @@
+"""The command line under hostile conditions: odd files named on the command line, broken
+options, killed and interrupted runs. Each runs the real `torchlint` process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BAD_FORWARD = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("x", x.shape)
+        return x
+"""
+FINDING = "net.py:7:9: TL101"
+COMMAND = [sys.executable, "-m", "torchlint"]
+
+
+def run(*args: str, cwd: Path, **options) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key != "TORCHLINT_OUTPUT_FORMAT"}
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env, **options)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "net.py").write_text(BAD_FORWARD)
+    return tmp_path
+
+
+def test_a_named_pipe_gets_an_error_line_and_the_run_goes_on(project: Path) -> None:
+    os.mkfifo(project / "pipe.py")
+    result = run("check", "pipe.py", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert "error: pipe.py: not a regular file (a named pipe)" in result.stderr.splitlines()
+    assert FINDING in result.stdout
+
+
+def test_a_pipe_found_in_a_folder_is_not_read(project: Path) -> None:
+    os.mkfifo(project / "pipe.py")
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 1 and FINDING in result.stdout
+
+
+def _without_root_privileges() -> list[str]:
+    """A command prefix under which file modes hold: as root, drop the capabilities that
+    let root read any file (util-linux's setpriv); nothing for other users."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv, which drops root's right to read any file")
+    capabilities = "-dac_override,-dac_read_search"
+    return [setpriv, f"--inh-caps={capabilities}", f"--bounding-set={capabilities}"]
+
+
+def test_an_unreadable_named_file_gets_an_error_line_and_the_run_goes_on(tmp_path: Path) -> None:
+    folder = tmp_path
+    (folder / "net.py").write_text(BAD_FORWARD)
+    locked = folder / "locked.py"
+    locked.write_text(BAD_FORWARD)
+    locked.chmod(0)
+    result = subprocess.run(
+        [*_without_root_privileges(), *COMMAND, "check", "locked.py", "net.py"],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "error: locked.py: permission denied" in result.stderr.splitlines()
+    assert FINDING in result.stdout
+    assert "1 file could not be checked." in result.stderr
+
+
+def test_errors_are_counted_instead_of_all_checks_passed(project: Path) -> None:
+    (project / "clean.py").write_text("x = 1\n")
+    result = run("check", "missing.py", "clean.py", cwd=project)
+    assert result.returncode == 2
+    assert "All checks passed!" not in result.stderr
+    assert result.stderr.splitlines()[-1] == "1 file could not be checked."
+    both = run("check", "missing.py", "net.py", cwd=project)
+    assert both.stderr.splitlines()[-1] == "Found 1 finding in 1 file. 1 file could not be checked."
+
+
+def test_a_syntax_error_in_a_file_without_torch_is_reported(project: Path) -> None:
+    (project / "broken.py").write_text("def f(:\n  pass\n")
+    result = run("check", "broken.py", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.startswith("broken.py:1:7: TL901 ")
+    assert "All checks passed!" not in result.stderr
+
+
+def test_show_regions_reports_a_file_that_does_not_parse(project: Path) -> None:
+    (project / "broken.py").write_text("import torch\ndef f(:\n  pass\n")
+    result = run("check", "--show-regions", "broken.py", "net.py", cwd=project)
+    assert result.returncode == 1
+    assert "broken.py:2:7: TL901 " in result.stdout
+    assert "Net.forward" in result.stdout
+
+
+def test_report_file_in_a_missing_folder_is_a_usage_error_before_the_run(project: Path) -> None:
+    result = run("check", "-o", "nowhere/report.txt", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "internal error" not in result.stderr
+    assert result.stdout == "" and "Found" not in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])
+def test_an_empty_rule_selection_is_a_usage_error(project: Path, option: str) -> None:
+    result = run("check", option, "", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert f"{option} needs at least one rule code" in result.stderr
+    assert result.stdout == ""
+
+
+# --- killed and interrupted runs ---------------------------------------------------------
+
+# Enough files for two workers (a pool needs 16 files a worker) and enough work that they
+# are still busy when the run is stopped.
+_FILES, _COPIES = 48, 60
+
+
+@pytest.fixture
+def busy_project(tmp_path: Path) -> Path:
+    block = BAD_FORWARD.split("\n\n\n", 1)[1]
+    body = "import torch\nimport torch.nn as nn\n\n\n" + "\n\n".join(
+        block.replace("class Net", f"class Net{index}") for index in range(_COPIES)
+    )
+    for index in range(_FILES):
+        (tmp_path / f"model_{index:02}.py").write_text(body)
+    return tmp_path
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its parent's bookkeeping is left
+
+
+def _start_with_workers(project: Path) -> tuple[subprocess.Popen, set[int]]:
+    process = subprocess.Popen(
+        [*COMMAND, "check", "-j", "2", "."],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a shell job has
+    )
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+        workers = _children(process.pid)
+    assert len(workers) >= 2, "the run did not start two workers"
+    return process, workers
+
+
+def _assert_all_gone(process: subprocess.Popen, workers: set[int]) -> tuple[bytes, bytes]:
+    # The pipes close only when every process holding them has ended.
+    out, err = process.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "workers outlived their run"
+    return out, err
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@linux_only
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_workers_die_with_a_killed_run(busy_project: Path, signum: int) -> None:
+    process, workers = _start_with_workers(busy_project)
+    os.kill(process.pid, signum)
+    _assert_all_gone(process, workers)
+    assert process.returncode == -signum or process.returncode == 128 + signum
+
+
+@linux_only
+def test_ctrl_c_exits_130_quietly_and_stops_the_workers(busy_project: Path) -> None:
+    process, workers = _start_with_workers(busy_project)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
+    out, err = _assert_all_gone(process, workers)
+    assert process.returncode == 130
+    assert out == b"" and err == b""

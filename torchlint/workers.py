@@ -1,0 +1,114 @@
+"""Worker processes for per-file work, tied to the run that started them.
+
+A worker must never outlive its run: a killed `torchlint check` (SIGTERM, SIGKILL, a
+closed editor) whose workers kept running would hold the caller's stdout and stderr open,
+and whoever waits on those pipes would wait for ever. Linux ends a worker the moment its
+parent dies (`PR_SET_PDEATHSIG`); on every POSIX system a watch thread also ends it once
+it has been handed to another parent. Ctrl-C reaches the whole process group: workers
+ignore it and the run that owns them stops them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+
+# How often a worker looks whether its parent is still the one that started it.
+_PARENT_POLL_S = 0.5
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool initializer: run in each worker before any work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # The parent may have died before the line above took effect.
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="torchlint-parent-watch").start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(1)
+
+
+class Workers:
+    """Runs per-file work in this process, or across one process pool kept for every phase."""
+
+    def __init__(self, count: int) -> None:
+        self.count = max(1, count)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, exc_type, *exc_info) -> None:
+        if self._pool is None:
+            return
+        if exc_type is None:
+            self._pool.shutdown()
+            return
+        # Interrupted or failed: what the workers are doing no longer matters.
+        _kill_workers(self._pool)
+
+    def map(self, function: Callable[..., list], items: list, *args) -> list:
+        """``function(batch, *args)`` over batches of ``items``; results in the order of ``items``."""
+        if self.count == 1 or len(items) < 2:
+            return function(items, *args) if items else []
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.count, initializer=_die_with_parent, initargs=(os.getpid(),)
+            )
+        # Interleaved batches spread big and small files evenly over the workers.
+        stride = min(len(items), self.count * 4)
+        batches = [items[i::stride] for i in range(stride)]
+        results: list = [None] * len(items)
+        repeated = [[arg] * stride for arg in args]
+        for first, batch_results in enumerate(self._pool.map(function, batches, *repeated)):
+            results[first::stride] = batch_results
+        return results
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14 and later
+    if kill is not None:
+        kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    # Before Python 3.14 the pool names its processes only until it is shut down.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(timeout=5)
+
+
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM: not a KeyboardInterrupt, so click does not turn it into "Aborted!"."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+def _raise_interrupted(signum: int, frame) -> None:
+    raise Interrupted(signum)
+
+
+def stop_on_signals() -> None:
+    """Make Ctrl-C and SIGTERM unwind the run (so its workers are stopped) and exit 128+N."""
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
