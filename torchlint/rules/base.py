@@ -51,6 +51,12 @@ class Rule:
     compiled_only: ClassVar[bool] = True
     # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.
     uses_kinds: ClassVar[bool] = False
+    # The rule's cases, each a small module (dedented before it is linted): `invalid` ones
+    # must give findings of this rule and of no other (a TL6xx finding brings the break it
+    # reports on), `valid` ones none of this rule. tests/test_rule_examples.py runs them and
+    # keeps the `full` output of the invalid ones as a snapshot.
+    invalid: ClassVar[tuple[str, ...]] = ()
+    valid: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def applies_to(cls, torch_version: tuple[int, int] | None) -> bool:

@@ -21,3 +21,65 @@ class PrintInCompiledCode(Rule):
         # Under `reorderable_logging_functions = {print}` Dynamo moves the call after the graph.
         if ctx.qualified_name(node.func) == "builtins.print" and not ctx.profile.reorders("print", "builtins.print"):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                print(f"proj output: {tuple(y.shape)}")
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        def _report(t):
+            print("in helper", t.shape)
+            return t * 2
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return _report(x + 1)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                if not torch.compiler.is_compiling():
+                    print(f"proj output: {tuple(y.shape)}")
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * 2
+
+
+        def train(batches):
+            for number, batch in enumerate(batches):
+                loss = step(batch).sum()
+                print("step", number, loss)
+        """,
+    )

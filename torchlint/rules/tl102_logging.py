@@ -60,3 +60,74 @@ class LoggingInCompiledCode(Rule):
                 "logging); guard it with `torch.compiler.is_compiling()` or move it out",
                 suggestion=GUARD_SUGGESTION.format(call=shown),
             )
+
+    invalid = (
+        """
+        import logging
+
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                logger.info("y shape %s", y.shape)
+                return y
+        """,
+        """
+        import logging
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            logging.info("module level logging")
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import logging
+
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if not torch.compiler.is_compiling():
+                    logger.info("y shape %s", y.shape)
+                return y
+        """,
+        """
+        import logging
+
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                logger.info("built %s", self.proj)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+    )

@@ -40,3 +40,67 @@ class WarningInCompiledCode(Rule):
                 message=f"`warnings.{shown}()` in compiled code breaks the graph (Dynamo skips the "
                 "warnings module); guard it with `torch.compiler.is_compiling()` or move it out",
             )
+
+    invalid = (
+        """
+        import warnings
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.Linear(8, 4)
+
+            def forward(self, x):
+                warnings.warn("Model.forward(x) is deprecated; use Model.encode(x)", stacklevel=2)
+                return torch.tanh(self.encoder(x))
+        """,
+        """
+        from warnings import warn
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            warn("deprecated path")
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import warnings
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.Linear(8, 4)
+
+            def forward(self, x):
+                if not torch.compiler.is_compiling():
+                    warnings.warn("Model.forward(x) is deprecated; use Model.encode(x)", stacklevel=2)
+                return torch.tanh(self.encoder(x))
+        """,
+        """
+        import warnings
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, width=8):
+                super().__init__()
+                if width % 8:
+                    warnings.warn("a width that is not a multiple of 8 is slow")
+                self.encoder = torch.nn.Linear(width, 4)
+
+            def forward(self, x):
+                return torch.tanh(self.encoder(x))
+        """,
+    )

@@ -26,3 +26,69 @@ class StdioWriteInCompiledCode(Rule):
             and ctx.qualified_name(func.value) in STREAMS
         ):
             ctx.report(type(self), node, suggestion=GUARD_SUGGESTION.format(call=shown_name(node)))
+
+    invalid = (
+        """
+        import sys
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                sys.stdout.write(f"batch of {x.shape[0]}")
+                return self.proj(x)
+        """,
+        """
+        import sys
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            sys.stderr.flush()
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import sys
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                if not torch.compiler.is_compiling():
+                    sys.stdout.write(f"batch of {x.shape[0]}")
+                return self.proj(x)
+        """,
+        """
+        import sys
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * 2
+
+
+        def run(batches):
+            for batch in batches:
+                step(batch)
+                sys.stdout.write(".")
+            sys.stdout.flush()
+        """,
+    )

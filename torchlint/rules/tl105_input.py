@@ -19,3 +19,56 @@ class InputInCompiledCode(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.qualified_name(node.func) == "builtins.input":
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                temperature = float(input("temperature? "))
+                return torch.softmax(self.proj(x) / temperature, dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            s = input("scale? ")
+            return x * float(s)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.temperature = float(input("temperature? "))
+
+            def forward(self, x):
+                return torch.softmax(self.proj(x) / self.temperature, dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, scale: float):
+            return x * scale
+
+
+        def main(x):
+            return step(x, float(input("scale? ")))
+        """,
+    )

@@ -33,3 +33,68 @@ class DebuggerInCompiledCode(Rule):
                 "`torch.compiler.is_compiling()`",
                 suggestion=GUARD_SUGGESTION.format(call=shown),
             )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.LayerNorm(8)
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.norm(x)
+                breakpoint()
+                return self.proj(h) + x
+        """,
+        """
+        import pdb
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            pdb.set_trace()
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.LayerNorm(8)
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.norm(x)
+                if not torch.compiler.is_compiling():
+                    breakpoint()
+                return self.proj(h) + x
+        """,
+        """
+        import pdb
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * 2
+
+
+        def debug(x):
+            y = step(x)
+            pdb.set_trace()
+            return y
+        """,
+    )

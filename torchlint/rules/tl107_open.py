@@ -52,3 +52,71 @@ class OpenInCompiledCode(Rule):
                 func.attr.value in PATH_IO_METHODS and _is_path(receiver, ctx)
             ):
                 ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import os
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                with open(os.devnull, "a") as stats:
+                    stats.write(f"activations {tuple(y.shape)}")
+                return torch.relu(y)
+        """,
+        """
+        from pathlib import Path
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            Path("runs/last_shape.txt").write_text(str(tuple(x.shape)))
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import os
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if not torch.compiler.is_compiling():
+                    with open(os.devnull, "a") as stats:
+                        stats.write(f"activations {tuple(y.shape)}")
+                return torch.relu(y)
+        """,
+        """
+        import json
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, config_path):
+                super().__init__()
+                with open(config_path) as f:
+                    width = json.load(f)["width"]
+                self.proj = torch.nn.Linear(width, width)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+    )

@@ -60,3 +60,81 @@ class TensorCondition(Rule):
         for site in truthiness_sites(node.expression, ctx):
             message = "`not` on a tensor value breaks the graph (Python asks for its truth value)"
             ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if y.abs().max() > 1.0:
+                    y = y / y.abs().max()
+                return torch.tanh(y)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x.abs() + 0.1
+            while y.sum() < 100:
+                y = y * 2
+            return y
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            a, b = x.chunk(2, dim=-1)
+            z = a if a.mean() > 0 else -a
+            ok = (a.sum() > 0) and (b.mean() < 10)
+            return z * ok
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                peak = y.abs().max()
+                y = torch.where(peak > 1.0, y / peak, y)
+                return torch.tanh(y)
+        """,
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+                if x.shape[0] > 2 and x.dtype == torch.float32:
+                    x = x * 2
+                y = self.proj(x)
+                if self.training:
+                    y = F.dropout(y, 0.1)
+                if mask is not None:
+                    y = y * mask
+                return y
+        """,
+    )

@@ -25,3 +25,62 @@ class MathOnTensor(Rule):
         if any(ctx.is_tensor(arg.value) for arg in node.args):
             message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
             ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+
+    invalid = (
+        """
+        import math
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.log_temperature = torch.nn.Parameter(torch.tensor(0.5))
+
+            def forward(self, x):
+                logits = self.proj(x)
+                return logits / math.exp(self.log_temperature)
+        """,
+        """
+        import math
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            if math.isnan(x.sum()):
+                return torch.zeros_like(x)
+            return x
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.log_temperature = torch.nn.Parameter(torch.tensor(0.5))
+
+            def forward(self, x):
+                logits = self.proj(x)
+                return logits / torch.exp(self.log_temperature)
+        """,
+        """
+        import math
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            scale = math.sqrt(x.shape[-1])
+            return x / scale
+        """,
+    )

@@ -36,3 +36,56 @@ class AssertTensorWithMessage(Rule):
         for site in truthiness_sites(node.test, ctx):
             ctx.report(type(self), site, with_fullgraph_note(self.message, ctx))
             return
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                assert torch.isfinite(y).all(), f"non-finite activations for input {tuple(x.shape)}"
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            assert x.sum() > -100, f"sum too small: {x.sum()}"
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                assert torch.isfinite(y).all(), "non-finite activations"
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            assert x.shape[-1] == 8, f"width {x.shape[-1]}, expected 8"
+            assert (x > -100).all()
+            return x * 2
+        """,
+    )

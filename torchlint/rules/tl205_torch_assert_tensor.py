@@ -20,3 +20,55 @@ class TorchAssertOnTensor(Rule):
             return
         if ctx.is_tensor(node.args[0].value):
             ctx.report(type(self), node, with_fullgraph_note(self.message, ctx))
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                probs = self.proj(x).softmax(dim=-1)
+                torch._assert((probs >= 0).all(), "softmax gave a negative probability")
+                return probs.log()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            torch._assert(x.sum() > -100, "sum too small")
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                probs = self.proj(x).softmax(dim=-1)
+                torch._assert_async((probs >= 0).all(), "softmax gave a negative probability")
+                return probs.log()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, y: torch.Tensor):
+            torch._check(y.shape[0] == x.shape[0])
+            return x + y
+        """,
+    )

@@ -196,3 +196,61 @@ class SequenceComparisonWithTensor(Rule):
             "with Python ints and check the tensor with `torch._assert_async`"
         )
         ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.query = torch.nn.Linear(8, 8)
+                self.key = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                heads, seq, dim = 2, 2, 8
+                q = self.query(x).view(heads, seq, dim)
+                k = self.key(x).view(heads, seq, dim)
+                is_global = torch.ones(heads, seq, dtype=torch.bool)
+                max_num = is_global.sum(dim=-1).max()
+                scores = torch.bmm(q, k.transpose(1, 2))
+                assert list(scores.size()) == [heads, max_num, seq], "global attention has the wrong size"
+                return scores.softmax(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(scores: torch.Tensor, is_global: torch.Tensor):
+            batch, seq, _ = scores.shape
+            max_num = is_global.sum(dim=-1).max()
+            if list(scores.size()) != [batch, max_num, seq]:
+                raise ValueError("wrong size")
+            return scores.softmax(dim=-1)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        @torch.compile
+        def step(scores: torch.Tensor):
+            batch, seq, _ = scores.shape
+            assert list(scores.size()) == [batch, seq, seq], "wrong size"
+            return scores.softmax(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(q: torch.Tensor, k: torch.Tensor):
+            if q.shape == k.shape and q.shape[1:] == (4, 8):
+                return q + k
+            return q
+        """,
+    )

@@ -23,3 +23,66 @@ class TensorItem(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not ctx.scalars_captured and tensor_method(node, _ITEM, ctx):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                scale = y.abs().amax().item()
+                return y / (scale + 1e-6)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            sums = [row.sum().item() for row in x]
+            return x * len(sums)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                scale = y.abs().amax().detach()
+                return y / (scale + 1e-6)
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.capture_scalar_outputs = True
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * x.sum().item()
+        """,
+        """
+        import torch
+
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            s = x.sum().item()
+            return x * s
+        """,
+    )

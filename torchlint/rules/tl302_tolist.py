@@ -23,6 +23,72 @@ class TensorToList(Rule):
         if tensor_method(node, _TOLIST, ctx) and not (ctx.scalars_captured and _integers(node.func.value, ctx)):
             ctx.report(type(self), node)
 
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.router = torch.nn.Linear(8, 4)
+                self.codebook = torch.nn.Embedding(4, 8)
+
+            def forward(self, x):
+                codes = self.router(x).argmax(dim=-1).tolist()
+                return torch.stack([self.codebook.weight[c] for c in codes])
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            total = 0
+            for v in x.argmax(dim=-1).tolist():
+                total += v
+            return x + total
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.router = torch.nn.Linear(8, 4)
+                self.codebook = torch.nn.Embedding(4, 8)
+
+            def forward(self, x):
+                codes = self.router(x).argmax(dim=-1)
+                return self.codebook(codes)
+        """,
+        """
+        import torch
+
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            counts = (x > 0).sum(dim=-1).tolist()
+            return x * len(counts)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x.softmax(dim=-1)
+
+
+        def predict(x):
+            return step(x).argmax(dim=-1).tolist()
+        """,
+    )
+
 
 # Tensor methods whose result holds integers whatever the input's dtype.
 _INTEGER_METHODS = frozenset(

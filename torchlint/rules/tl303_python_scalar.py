@@ -24,3 +24,59 @@ class PythonScalarOfTensor(Rule):
             short = name.split(".")[-1]
             message = f"`{short}()` of a tensor reads its value into Python, which breaks the graph"
             ctx.report(type(self), node, message)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                norm = float(y.norm())
+                return y / max(norm, 1e-6)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            n = int(x.argmax())
+            positive = bool(x.sum() > 0)
+            return x * n * positive
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                norm = y.norm().detach()
+                return y / norm.clamp_min(1e-6)
+        """,
+        """
+        import os
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, steps: int = 2):
+            scale = float(os.getenv("MODEL_SCALE", "1.0"))
+            width = int(x.shape[-1])
+            return x * scale * int(steps) / width
+        """,
+    )

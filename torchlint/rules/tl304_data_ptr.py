@@ -35,3 +35,61 @@ class DataPtrUse(Rule):
                 ctx.handled.add(id(node))
                 ctx.report(type(self), node)
                 return
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.Linear(8, 8, bias=False)
+                self.decoder = torch.nn.Linear(8, 8, bias=False)
+
+            def forward(self, x):
+                h = torch.relu(self.encoder(x))
+                if self.decoder.weight.data_ptr() == self.encoder.weight.data_ptr():
+                    return h @ self.encoder.weight
+                return self.decoder(h)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            p = x.data_ptr()
+            return x + (p % 2) * 0
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.Linear(8, 8, bias=False)
+                self.decoder = torch.nn.Linear(8, 8, bias=False)
+                self.tied = self.decoder.weight is self.encoder.weight
+
+            def forward(self, x):
+                h = torch.relu(self.encoder(x))
+                if self.tied:
+                    return h @ self.encoder.weight
+                return self.decoder(h)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            p = y.data_ptr()
+            return y
+        """,
+    )

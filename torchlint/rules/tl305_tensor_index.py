@@ -104,3 +104,64 @@ class TensorAsPythonIndex(Rule):
             return
         if any(ctx.is_tensor(arg.value) and not _passed_in(arg.value, ctx) for arg in sizes):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.temperatures = [0.5, 1.0, 2.0]
+
+            def forward(self, x: torch.Tensor):
+                level = x.abs().mean().round().long().clamp(0, 2)
+                return self.proj(x) / self.temperatures[level]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            n = (x > 0).sum()
+            return x[:n]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            n = (x > 0).sum()
+            return torch.arange(n)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.register_buffer("temperatures", torch.tensor([0.5, 1.0, 2.0]))
+
+            def forward(self, x: torch.Tensor):
+                level = x.abs().mean().round().long().clamp(0, 2)
+                return self.proj(x) / self.temperatures[level.view(1)]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, y: torch.Tensor):
+            cache = {x: x * 2}
+            return cache[x] + y[:, : x.shape[1]]
+        """,
+    )

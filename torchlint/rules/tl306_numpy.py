@@ -21,3 +21,62 @@ class NumpyWithoutTracing(Rule):
         # With torch's default `trace_numpy=True` Dynamo traces NumPy code: no break.
         if not ctx.profile.trace_numpy and tensor_method(node, _NUMPY, ctx):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import numpy as np
+        import torch
+
+        torch._dynamo.config.trace_numpy = False
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                return torch.from_numpy(np.clip(y.detach().numpy(), -1.0, 1.0))
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.trace_numpy = False
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            a = x.numpy()
+            return torch.from_numpy(a * 2)
+        """,
+    )
+
+    valid = (
+        """
+        import numpy as np
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            a = x.numpy()
+            return torch.from_numpy(np.clip(a, -1.0, 1.0) * 2)
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.trace_numpy = False
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x.clamp(-1.0, 1.0)
+
+
+        def predict(x):
+            return step(x).numpy()
+        """,
+    )

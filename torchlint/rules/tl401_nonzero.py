@@ -19,3 +19,64 @@ class Nonzero(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = torch.relu(self.proj(x))
+                active = torch.nonzero(h)
+                return h.sum() / active.shape[0]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            n = x.nonzero().shape[0]
+            return x * n
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = torch.relu(self.proj(x))
+                return h.sum() / torch.count_nonzero(h)
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return torch.nonzero(x > 0)
+        """,
+        """
+        import torch
+
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            return torch.nonzero(x > 0)
+        """,
+    )

@@ -19,3 +19,56 @@ class WhereOneArgument(Rule):
             return
         if ctx.qualified_name(node.func) == "torch.where":
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.proj(x)
+                keep = h.norm(dim=-1) > 1.0
+                (rows,) = torch.where(keep)
+                return h[rows].sum(dim=0)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            rows, cols = torch.where(x > 0)
+            return rows + cols
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.proj(x)
+                keep = h.norm(dim=-1) > 1.0
+                return torch.where(keep.unsqueeze(-1), h, 0.0).sum(dim=0)
+        """,
+        """
+        import torch
+
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            rows, cols = torch.where(x > 0)
+            return rows + cols
+        """,
+    )

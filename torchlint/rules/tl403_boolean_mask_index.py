@@ -31,3 +31,56 @@ class BooleanMaskIndex(Rule):
             if isinstance(element.slice, cst.Index) and ctx.kinds.is_mask(element.slice.value):
                 ctx.report(type(self), node)
                 return
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                loss = (self.proj(x) - x) ** 2
+                observed = ~torch.isnan(x)
+                return loss[observed].mean()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            positive = x[x > 0]
+            return positive.sum()
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                loss = (self.proj(x) - x) ** 2
+                observed = ~torch.isnan(x)
+                return torch.where(observed, loss, 0.0).sum() / observed.sum()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            y[y < 0] = 0
+            return y.masked_fill(y > 1, 1.0)
+        """,
+    )

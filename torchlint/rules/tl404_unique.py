@@ -19,3 +19,56 @@ class Unique(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.classifier = torch.nn.Linear(8, 5)
+
+            def forward(self, x):
+                labels = self.classifier(x).argmax(dim=-1)
+                present, counts = torch.unique(labels, return_counts=True)
+                histogram = torch.zeros(5).index_put((present,), counts.float())
+                return histogram / x.shape[0]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            labels = x.argmax(dim=-1)
+            return labels.unique()
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.classifier = torch.nn.Linear(8, 5)
+
+            def forward(self, x):
+                labels = self.classifier(x).argmax(dim=-1)
+                histogram = F.one_hot(labels, num_classes=5).sum(dim=0).float()
+                return histogram / x.shape[0]
+        """,
+        """
+        import torch
+
+
+        @torch.compile(fullgraph=True)
+        def step(x: torch.Tensor):
+            return torch.unique(x.argmax(dim=-1))
+        """,
+    )

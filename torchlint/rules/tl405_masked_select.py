@@ -20,3 +20,54 @@ class MaskedSelect(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if calls_op(node, _OPS, ctx):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                logits = self.proj(x)
+                confident = logits.softmax(dim=-1) > 0.15
+                return torch.masked_select(logits, confident).sum()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x.masked_select(x > 0).sum()
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                logits = self.proj(x)
+                confident = logits.softmax(dim=-1) > 0.15
+                return (logits * confident).sum()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x.masked_fill(x < 0, 0.0)
+            return torch.where(y > 1, y, 1.0)
+        """,
+    )

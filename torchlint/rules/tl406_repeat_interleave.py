@@ -33,3 +33,58 @@ class RepeatInterleaveWithoutOutputSize(Rule):
             value = args[1].value if len(args) > 1 else (args[0].value if args else None)
         if value is not None and ctx.is_tensor(value):
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.group_scale = torch.nn.Parameter(torch.randn(4))
+                self.register_buffer("group_size", torch.tensor([1, 3, 2, 2]))
+
+            def forward(self, x):
+                h = self.proj(x)
+                scale = torch.repeat_interleave(self.group_scale, self.group_size)
+                return h * scale
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            r = (x > 0).sum(dim=-1)
+            return torch.repeat_interleave(x, r, dim=0) * 2
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.group_scale = torch.nn.Parameter(torch.randn(4))
+                self.register_buffer("group_size", torch.tensor([1, 3, 2, 2]))
+
+            def forward(self, x):
+                h = self.proj(x)
+                scale = torch.repeat_interleave(self.group_scale, self.group_size, output_size=h.shape[-1])
+                return h * scale
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return torch.repeat_interleave(x, 2, dim=0)
+        """,
+    )

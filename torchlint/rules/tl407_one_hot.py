@@ -24,3 +24,57 @@ class OneHotWithoutNumClasses(Rule):
         )
         if unknown_count:
             ctx.report(type(self), node)
+
+    invalid = (
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.router = torch.nn.Linear(8, 4)
+
+            def forward(self, x):
+                expert = self.router(x).argmax(dim=-1)
+                load = F.one_hot(expert).float().mean(dim=0)
+                return (load**2).sum()
+        """,
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return F.one_hot(x.argmax(dim=-1), -1).float()
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.router = torch.nn.Linear(8, 4)
+
+            def forward(self, x):
+                expert = self.router(x).argmax(dim=-1)
+                load = F.one_hot(expert, num_classes=self.router.out_features).float().mean(dim=0)
+                return (load**2).sum()
+        """,
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return F.one_hot(x.argmax(dim=-1), 8).float()
+        """,
+    )

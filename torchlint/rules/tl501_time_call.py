@@ -41,3 +41,71 @@ class TimeCall(Rule):
                 f"`{spelled(node)}` in compiled code breaks the graph (Dynamo skips the `time` module)",
                 "time the compiled call from outside or pass the timestamp in",
             )
+
+    invalid = (
+        """
+        import time
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.last_ms = 0.0
+
+            def forward(self, x):
+                start = time.perf_counter()
+                y = torch.relu(self.proj(x))
+                self.last_ms = (time.perf_counter() - start) * 1e3
+                return y.sum(dim=-1)
+        """,
+        """
+        import time
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            stamp = time.time()
+            return x * 2, stamp
+        """,
+    )
+
+    valid = (
+        """
+        import time
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                return y.sum(dim=-1)
+
+
+        def timed(model, x):
+            start = time.perf_counter()
+            y = model(x)
+            return y, (time.perf_counter() - start) * 1e3
+        """,
+        """
+        import time
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, stamp: float):
+            if not torch.compiler.is_compiling():
+                stamp = time.time()
+            return x * 2, stamp
+        """,
+    )

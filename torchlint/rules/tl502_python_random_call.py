@@ -53,3 +53,65 @@ class PythonRandomCall(Rule):
         else:
             return
         report_call(type(self), node, ctx, problem, _REMEDY)
+
+    invalid = (
+        """
+        import random
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, layerdrop=0.0):
+                super().__init__()
+                self.layer = torch.nn.Linear(8, 8)
+                self.layerdrop = layerdrop
+
+            def forward(self, x):
+                if self.training and random.random() < self.layerdrop:
+                    return x
+                return x + torch.relu(self.layer(x))
+        """,
+        """
+        import random
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            noise = random.gauss(0.0, 1.0)
+            return x + noise
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, layerdrop=0.0):
+                super().__init__()
+                self.layer = torch.nn.Linear(8, 8)
+                self.layerdrop = layerdrop
+
+            def forward(self, x):
+                y = torch.relu(self.layer(x))
+                if self.training:
+                    keep = torch.rand(()) >= self.layerdrop
+                    y = y * keep
+                return x + y
+        """,
+        """
+        import random
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            shift = random.randint(0, 3)
+            return torch.roll(x, shift, dims=-1)
+        """,
+    )

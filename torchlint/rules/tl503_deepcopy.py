@@ -73,3 +73,64 @@ class DeepcopyInCompiledCode(Rule):
         report_call(
             type(self), node, ctx, f"`{spelled(node)}` in compiled code breaks the graph ({problem})", remedy
         )
+
+    invalid = (
+        """
+        import copy
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.online = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                target = copy.deepcopy(self.online)
+                t = target(x).detach()
+                return torch.cat([self.online(x), t], dim=-1)
+        """,
+        """
+        import copy
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = copy.deepcopy(x)
+            return y * 2
+        """,
+    )
+
+    valid = (
+        """
+        import copy
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.online = torch.nn.Linear(8, 8)
+                self.target = copy.deepcopy(self.online)
+                self.target.requires_grad_(False)
+
+            def forward(self, x):
+                t = self.target(x).detach()
+                return torch.cat([self.online(x), t], dim=-1)
+        """,
+        """
+        import copy
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            config = copy.deepcopy({"scale": [1.0, 2.0]})
+            return x.clone() * config["scale"][1]
+        """,
+    )

@@ -83,3 +83,79 @@ class CallToDisabledFunction(Rule):
     def _module_level(spelled: str, ctx) -> bool:
         head = spelled.split(".", 1)[0]
         return lookup_scope(ctx.scope, head) is ctx.summary.scope
+
+    invalid = (
+        """
+        import torch
+
+
+        @torch.compiler.disable
+        def rms_normalize(y):
+            return y * torch.rsqrt(y.pow(2).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                y = rms_normalize(y)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+
+        @torch._dynamo.disable
+        def lookup(t):
+            return t * 2
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return lookup(x + 1)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        def rms_normalize(y):
+            return y * torch.rsqrt(y.pow(2).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                y = rms_normalize(y)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compiler.disable
+        def report(t):
+            print("output", t.shape)
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * 2
+
+
+        def run(x):
+            y = step(x)
+            report(y)
+            return y
+        """,
+    )

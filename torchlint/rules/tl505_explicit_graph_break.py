@@ -29,3 +29,59 @@ class ExplicitGraphBreak(Rule):
                 f"`{spelled(node)}` in compiled code splits the graph on purpose",
                 "remove it once it is no longer needed",
             )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                torch._dynamo.graph_break()
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+        from torch._dynamo import graph_break
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            graph_break()
+            return y + 1
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        def graph_break(t):
+            return t.detach()
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return graph_break(x * 2) + 1
+        """,
+    )

@@ -40,3 +40,59 @@ class ManualSeedInCompiledCode(Rule):
                 f"`{spelled(node)}` in compiled code breaks the graph (Dynamo skips it)",
                 _REMEDY,
             )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                torch.manual_seed(1234)
+                noise = torch.randn(8)
+                return self.proj(x) + 0.1 * noise
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            torch.random.manual_seed(0)
+            return x + torch.randn(8)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                generator = torch.Generator().manual_seed(1234)
+                self.register_buffer("noise", torch.randn(8, generator=generator))
+
+            def forward(self, x):
+                return self.proj(x) + 0.1 * self.noise
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x + torch.randn(8)
+
+
+        def main():
+            torch.manual_seed(0)
+            return step(torch.zeros(8))
+        """,
+    )

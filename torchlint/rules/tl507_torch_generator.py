@@ -74,3 +74,55 @@ class TorchGenerator(Rule):
         else:
             return
         report_call(type(self), node, ctx, f"{problem} (Dynamo cannot trace a `torch.Generator`)", _REMEDY)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                generator = torch.Generator().manual_seed(1234)
+                noise = torch.randn(8, generator=generator)
+                return self.proj(x) + 0.1 * noise
+        """,
+        """
+        import torch
+
+        _GENERATOR = torch.Generator().manual_seed(0)
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x + torch.randn(8, generator=_GENERATOR)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                generator = torch.Generator().manual_seed(1234)
+                self.register_buffer("noise", torch.randn(8, generator=generator))
+
+            def forward(self, x):
+                return self.proj(x) + 0.1 * self.noise
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x + torch.randn(8, generator=None)
+        """,
+    )

@@ -36,3 +36,64 @@ class AutogradGradInCompiledCode(Rule):
             "`trace_autograd_ops` is off); use `torch.func.grad`, or set "
             "`torch._dynamo.config.trace_autograd_ops = True`",
         )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                inner_loss = self.proj(x).pow(2).mean()
+                (grad,) = torch.autograd.grad(inner_loss, self.proj.weight, create_graph=True)
+                fast_weight = self.proj.weight - 0.1 * grad
+                return x @ fast_weight.T
+        """,
+        """
+        import torch
+        from torch.autograd import grad
+
+
+        @torch.compile
+        def penalty(x: torch.Tensor):
+            (g,) = grad(x.pow(2).sum(), x)
+            return g
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                def inner_loss(weight):
+                    return F.linear(x, weight, self.proj.bias).pow(2).mean()
+
+                grad = torch.func.grad(inner_loss)(self.proj.weight)
+                fast_weight = self.proj.weight - 0.1 * grad
+                return x @ fast_weight.T
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.trace_autograd_ops = True
+
+
+        @torch.compile
+        def penalty(x: torch.Tensor):
+            (g,) = torch.autograd.grad(x.pow(2).sum(), x)
+            return g
+        """,
+    )

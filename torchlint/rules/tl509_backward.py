@@ -46,3 +46,67 @@ class BackwardInCompiledCode(Rule):
                 "`.backward()` on a tensor in compiled code breaks the graph (Dynamo does not trace it "
                 f"while `trace_autograd_ops` is off); {_REMEDY}",
             )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                loss = self.proj(x).pow(2).mean()
+                loss.backward()
+                return loss.detach()
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            loss = x.pow(2).sum()
+            torch.autograd.backward([loss])
+            return loss.detach()
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(x).pow(2).mean()
+
+
+        def train_step(model, optimizer, x):
+            loss = model(x)
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+        """,
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if y.requires_grad:
+                    y.register_hook(lambda g: g * 0.5)
+                return y
+        """,
+    )

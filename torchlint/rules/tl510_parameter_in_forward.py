@@ -30,3 +30,65 @@ class ParameterInForward(Rule):
                 f"`{shown_name(node)}(...)` in compiled code breaks the graph (Dynamo cannot construct "
                 f"a Parameter while tracing); {_REMEDY}",
             )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                gain = torch.nn.Parameter(torch.full((8,), 0.5))
+                return self.proj(x) * gain
+        """,
+        """
+        import torch
+        from torch import nn
+
+
+        class LazyScale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = None
+
+            def forward(self, x):
+                if self.weight is None:
+                    self.weight = nn.Parameter(torch.ones(x.shape[-1]))
+                return x * self.weight
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.gain = torch.nn.Parameter(torch.full((8,), 0.5))
+
+            def forward(self, x):
+                return self.proj(x) * self.gain
+        """,
+        """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 8)
+
+            def forward(self, x):
+                if isinstance(x, torch.Tensor) and not isinstance(x, nn.Parameter):
+                    x = x * 2
+                return self.proj(x)
+        """,
+    )

@@ -90,3 +90,68 @@ class RnnModuleCall(Rule):
             f"eagerly (it does not trace RNN, GRU or LSTM modules); step an `{_CELLS[cls]}` over the "
             "sequence instead, or run the recurrent part outside the compiled function",
         )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.LSTM(8, 8)
+                self.head = torch.nn.Linear(8, 3)
+
+            def forward(self, x):
+                states, _ = self.encoder(torch.tanh(x))
+                return self.head(states)
+        """,
+        """
+        import torch
+        from torch import nn
+
+        ENCODER = nn.GRU(8, 8, batch_first=True)
+
+
+        @torch.compile
+        def encode(x: torch.Tensor):
+            out, _ = ENCODER(x)
+            return out[:, -1]
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = torch.nn.LSTMCell(8, 8)
+                self.head = torch.nn.Linear(8, 3)
+
+            def forward(self, x):
+                h = x.new_zeros(8)
+                c = x.new_zeros(8)
+                states = []
+                for step in range(x.shape[0]):
+                    h, c = self.encoder(x[step], (h, c))
+                    states.append(h)
+                return self.head(torch.stack(states))
+        """,
+        """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.GRUCell(8, 8)
+                self.proj = nn.Linear(8, 8)
+
+            def forward(self, x, h):
+                return self.proj(self.cell(x, h))
+        """,
+    )

@@ -56,3 +56,73 @@ class CtypesCall(Rule):
                 "(Dynamo cannot trace C calls)",
                 _REMEDY,
             )
+
+    invalid = (
+        """
+        import ctypes
+
+        import torch
+
+        _libm = ctypes.CDLL("libm.so.6")
+        _libm.cos.restype = ctypes.c_double
+        _libm.cos.argtypes = (ctypes.c_double,)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.angle = 0.5
+
+            def forward(self, x):
+                scale = _libm.cos(self.angle)
+                return self.proj(x) * scale
+        """,
+        """
+        import ctypes
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self._lib = ctypes.CDLL("libm.so.6")
+
+            def forward(self, x):
+                return self.proj(x) * self._lib.cos(0.5)
+        """,
+    )
+
+    valid = (
+        """
+        import ctypes
+
+        import torch
+
+        _libm = ctypes.CDLL("libm.so.6")
+        _libm.cos.restype = ctypes.c_double
+        _libm.cos.argtypes = (ctypes.c_double,)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.scale = _libm.cos(0.5)
+
+            def forward(self, x):
+                return self.proj(x) * self.scale
+        """,
+        """
+        import math
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return x * math.cos(0.5)
+        """,
+    )

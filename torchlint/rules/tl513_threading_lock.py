@@ -59,3 +59,84 @@ class ThreadingLock(Rule):
                 return
             problem = f"`{spelled(node)}` on a `threading` lock in compiled code breaks the graph"
         report_call(type(self), node, ctx, f"{problem} (Dynamo cannot trace thread primitives)", _REMEDY)
+
+    invalid = (
+        """
+        import threading
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self._lock = threading.Lock()
+                self.calls = 0
+
+            def forward(self, x):
+                with self._lock:
+                    self.calls += 1
+                return torch.relu(self.proj(x))
+        """,
+        """
+        import threading
+
+        import torch
+
+        _LOCK = threading.Lock()
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            _LOCK.acquire()
+            y = x * 2
+            _LOCK.release()
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import threading
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return torch.relu(self.proj(x))
+
+
+        class Server:
+            def __init__(self, model):
+                self.model = model
+                self._lock = threading.Lock()
+                self.calls = 0
+
+            def __call__(self, x):
+                with self._lock:
+                    self.calls += 1
+                    return self.model(x)
+        """,
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                with torch.no_grad():
+                    y = self.proj(x)
+                return y
+        """,
+    )

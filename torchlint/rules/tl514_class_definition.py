@@ -25,3 +25,77 @@ class ClassDefinitionInCompiledCode(Rule):
             f"`class {node.name.value}` in compiled code breaks the graph (Dynamo cannot build a class "
             "while tracing); define the class at module level",
         )
+
+    invalid = (
+        """
+        from typing import NamedTuple
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                class Encoded(NamedTuple):
+                    hidden: torch.Tensor
+                    pooled: torch.Tensor
+
+                hidden = torch.relu(self.proj(x))
+                out = Encoded(hidden, hidden.mean(dim=0))
+                return out.hidden + out.pooled
+        """,
+        """
+        import torch
+
+
+        def _scaled(t: torch.Tensor):
+            class Local:
+                scale = 2.0
+
+            return t * Local.scale
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return _scaled(x + 1)
+        """,
+    )
+
+    valid = (
+        """
+        from typing import NamedTuple
+
+        import torch
+
+
+        class Encoded(NamedTuple):
+            hidden: torch.Tensor
+            pooled: torch.Tensor
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                hidden = torch.relu(self.proj(x))
+                out = Encoded(hidden, hidden.mean(dim=0))
+                return out.hidden + out.pooled
+        """,
+        """
+        import collections
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            Pair = collections.namedtuple("Pair", ["a", "b"])
+            p = Pair(*x.chunk(2))
+            return p.a + p.b
+        """,
+    )

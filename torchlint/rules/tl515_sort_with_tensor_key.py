@@ -86,3 +86,57 @@ class SortWithTensorKey(Rule):
         else:
             return
         report(type(self), node, ctx, f"{problem} in compiled code breaks the graph; {_REMEDY}")
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                rows = list(self.proj(x).unbind(0))
+                rows = sorted(rows, key=lambda row: row.norm(), reverse=True)
+                return torch.stack(rows)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            chunks = list(x.chunk(4))
+            best = max(chunks, key=lambda t: t.sum())
+            return best * 2
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                rows = self.proj(x)
+                order = rows.norm(dim=1).argsort(descending=True, stable=True)
+                return rows[order]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            order = sorted([3, 1, 2, 0])
+            chunks = sorted(x.split([1, 3]), key=lambda t: t.shape[0])
+            return x[order] + chunks[0].sum()
+        """,
+    )

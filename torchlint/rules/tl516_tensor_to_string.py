@@ -191,3 +191,65 @@ class TensorToString(Rule):
             f"{verb} a string formatted from a tensor in compiled code breaks the graph (Dynamo "
             f"keeps it unformatted until it is used); {_REMEDY}",
         )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.last_activation = ""
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                self.last_activation = repr(y)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            s = str(x)
+            t = f"{x}"
+            return x + len(t) * 0, s
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.last_activation = ""
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                if not torch.compiler.is_compiling():
+                    self.last_activation = repr(y)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.scales = {}
+
+            def forward(self, x):
+                key = f"{x.shape[0]}x{x.shape[1]}"
+                y = self.proj(x) * self.scales.get(key, 1.0)
+                return y, f"y={y}"
+        """,
+    )

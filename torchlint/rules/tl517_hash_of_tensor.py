@@ -72,3 +72,54 @@ class HashOfTensor(Rule):
             "computing with `hash()` of a tensor in compiled code breaks the graph (Dynamo has no "
             f"real hash while tracing, and gives up on the whole function); {_REMEDY}",
         )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor):
+                slot = hash(x) % 1024
+                features = {slot: self.proj(x)}
+                return torch.relu(features[slot])
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            h = hash(x)
+            return x * abs(h)
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                features = {x: self.proj(x)}
+                return torch.relu(features[x])
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, y: torch.Tensor):
+            cache = {hash(x): x * 2}
+            return cache[hash(x)] + y
+        """,
+    )

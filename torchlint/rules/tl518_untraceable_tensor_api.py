@@ -112,3 +112,68 @@ class UntraceableTensorApi(Rule):
                     "set it on the tensor before calling the compiled function, or `.detach()` it "
                     "to stop gradients",
                 )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if y.grad_fn is not None:
+                    y = y - 0.1 * y.detach().mean(dim=0)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            y.requires_grad = True
+            return y
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x.clone()
+            y.share_memory_()
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                if y.requires_grad:
+                    y = y - 0.1 * y.detach().mean(dim=0)
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            nbytes = x.numel() * x.element_size()
+            return x.detach() * nbytes
+        """,
+    )

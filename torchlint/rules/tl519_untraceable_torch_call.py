@@ -101,3 +101,74 @@ class UntraceableTorchCall(Rule):
         elif func.attr.value == "wait" and _collective(bound, ctx) is not None:
             why = "Dynamo cannot trace the work handle"
             self._report(node, ctx, "`.wait()` on an async collective's handle", why, _ASYNC_REWRITE)
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                if not torch.is_inference_mode_enabled():
+                    self.last_activation = y
+                return y.sum(dim=-1)
+        """,
+        """
+        import io
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            buffer = io.BytesIO()
+            torch.save(x, buffer)
+            return x * 2
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            work = dist.all_reduce(y, async_op=True)
+            work.wait()
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.proj(x))
+                if torch.is_grad_enabled():
+                    self.last_activation = y
+                return y.sum(dim=-1)
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2
+            dist.all_reduce(y)
+            return y
+        """,
+    )

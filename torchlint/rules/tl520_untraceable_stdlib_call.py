@@ -49,3 +49,63 @@ class UntraceableStdlibCall(Rule):
                 f"`{spelled(node)}` in compiled code breaks the graph (Dynamo does not trace `{module}`)",
                 "call it outside the compiled function and pass the result in",
             )
+
+    invalid = (
+        """
+        import json
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.shapes_seen = set()
+
+            def forward(self, x):
+                self.shapes_seen.add(json.dumps(list(x.shape)))
+                return self.proj(x)
+        """,
+        """
+        import os
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            if os.path.exists("scale.pt"):
+                x = x * 2
+            return x
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.shapes_seen = set()
+
+            def forward(self, x):
+                self.shapes_seen.add(tuple(x.shape))
+                return self.proj(x)
+        """,
+        """
+        import os
+
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            if os.environ.get("MODEL_DEBUG") == "1":
+                x = x * 2
+            return x
+        """,
+    )

@@ -145,3 +145,60 @@ class NoneLeftByCompileGuard(Rule):
             f"`is_compiling()` guard above skips its default, so {how} it raises inside the trace "
             f"and {outcome}",
         )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+                if mask is None and not torch.compiler.is_compiling():
+                    mask = torch.ones(x.shape[0], device=x.device)
+                return self.proj(x) * mask[:, None]
+        """,
+        """
+        import torch
+        import torch._dynamo
+
+
+        @torch.compile
+        def step(x: torch.Tensor, bias: torch.Tensor | None = None):
+            if not torch._dynamo.is_compiling() and bias is None:
+                bias = torch.zeros(x.shape[-1])
+            return x + bias
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+                if mask is None:
+                    return self.proj(x)
+                return self.proj(x) * mask[:, None]
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor, mask: torch.Tensor | None = None):
+            if mask is None and not torch.compiler.is_compiling():
+                mask = torch.ones(x.shape[0])
+            if mask is not None:
+                x = x * mask[:, None]
+            return x
+        """,
+    )

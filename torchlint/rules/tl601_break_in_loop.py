@@ -43,6 +43,66 @@ class BreakInLoop(Rule):
             header_only=True,
         )
 
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(2))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = torch.relu(layer(x))
+                    print("layer done")
+                return x
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            for _ in range(3):
+                if x.sum() > 5:
+                    break
+                x = x * 2
+            return x
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(2))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = torch.relu(layer(x))
+                    if not torch.compiler.is_compiling():
+                        print("layer done")
+                return x
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            total = 0
+            for v in x.argmax(dim=-1).tolist():
+                total += v
+            return x + total
+        """,
+    )
+
 
 def _keyword(loop: cst.CSTNode) -> str:
     return "`for`" if isinstance(loop, cst.For) else "`while`"

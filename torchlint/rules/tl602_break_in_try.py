@@ -29,3 +29,68 @@ class BreakInTry(Rule):
                     gb_ids=gb_ids_of(self.gb_ids, inner),
                     header_only=True,
                 )
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                try:
+                    scale = y.abs().amax().item()
+                except RuntimeError:
+                    scale = 1.0
+                return y / (scale + 1e-6)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            try:
+                print("inside try")
+                y = x * 2
+            except RuntimeError:
+                y = x
+            return y
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)
+                try:
+                    scale = y.abs().amax().detach()
+                except RuntimeError:
+                    scale = 1.0
+                return y / (scale + 1e-6)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            try:
+                raise ValueError("fallback")
+            except ValueError:
+                y = x * 2
+            return y
+        """,
+    )

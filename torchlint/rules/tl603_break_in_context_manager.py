@@ -32,3 +32,86 @@ class BreakInContextManager(Rule):
                     gb_ids=gb_ids_of(self.gb_ids, inner),
                     header_only=True,
                 )
+
+    invalid = (
+        """
+        import contextlib
+
+        import torch
+
+
+        @contextlib.contextmanager
+        def tagged(module):
+            module.tag = "block"
+            yield module
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                with tagged(self):
+                    y = self.proj(x)
+                    print("inside the tagged block")
+                return y
+        """,
+        """
+        import torch
+
+
+        class Scope:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            with Scope():
+                y = x * 2
+                n = y.sum().item()
+            return y * n
+        """,
+    )
+
+    valid = (
+        """
+        import contextlib
+
+        import torch
+
+
+        @contextlib.contextmanager
+        def tagged(module):
+            module.tag = "block"
+            yield module
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                with tagged(self):
+                    y = self.proj(x)
+                    if not torch.compiler.is_compiling():
+                        print("inside the tagged block")
+                return y
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            with torch.no_grad():
+                print("in no_grad")
+                y = x * 2
+            return y
+        """,
+    )

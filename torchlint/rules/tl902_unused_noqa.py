@@ -13,3 +13,49 @@ class UnusedNoqa(Rule):
     suggestion = "delete the directive, or the codes in it that no finding uses"
     severity = Severity.WARNING
     compiled_only = False
+
+    invalid = (
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.proj(x)  # noqa: TL101
+                return torch.relu(y)
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            print("step", x.shape)  # noqa: TL101, TL301
+            return x * 2
+        """,
+    )
+
+    valid = (
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            print("step", x.shape)  # noqa: TL101
+            return x * 2
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            y = x * 2  # noqa: E501
+            return y + 1  # noqa
+        """,
+    )
