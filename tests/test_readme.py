@@ -9,10 +9,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _setup_commands() -> list[str]:
+    """The commands of the README's "Set-up on a fresh machine" section, in order."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Set-up on a fresh machine", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```bash\n")[1:]
+    return [block.split("\n```", 1)[0].strip() for block in blocks]
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert "pytest" in command
-    assert f"\n{command}\n" in (ROOT / "README.md").read_text()
+    assert command == _setup_commands()[-1]
+
+
+def test_ci_runs_both_setup_commands_word_for_word_in_a_new_venv() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    lines = [line.strip() for line in script.splitlines()]
+    assert "python -m venv" in script and "--system-site-packages" not in script
+    install, test = _setup_commands()
+    assert any(line.startswith(install) for line in lines), install
+    assert test in lines
 
 
 @pytest.mark.parametrize("command", ["check", "verify"])

@@ -301,7 +301,7 @@ def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds one target may take before its worker is replaced.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True, path_type=Path), help="Write the report to this file instead of stdout.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=lambda ctx, param, value: _writable_report(value), help="Write the report to this file instead of stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def verify_command(
