@@ -23,9 +23,17 @@ _PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _die_with_parent(parent: int) -> None:
-    """Pool initializer: run in each worker before any work."""
+    """Pool initializer: run in each worker before any work.
+
+    The worker was forked with the stop signals blocked (see ``Workers.map``), so none can
+    reach it before it has its own handlers: the run's, which unwind the run, must not run here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     if sys.platform.startswith("linux"):
         import ctypes
         import ctypes.util
@@ -76,7 +84,14 @@ class Workers:
         batches = [items[i::stride] for i in range(stride)]
         results: list = [None] * len(items)
         repeated = [[arg] * stride for arg in args]
-        for first, batch_results in enumerate(self._pool.map(function, batches, *repeated)):
+        # Workers are forked while the work is handed out; a signal held back meanwhile
+        # reaches this process once they are started, never a worker still without handlers.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            done = self._pool.map(function, batches, *repeated)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for first, batch_results in enumerate(done):
             results[first::stride] = batch_results
         return results
 
