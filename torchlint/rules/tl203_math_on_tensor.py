@@ -6,6 +6,27 @@ from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
 
 
+# `math` functions whose torch counterpart computes the same thing on a tensor.
+_TORCH_NAMES = {
+    **{name: name for name in (
+        "isnan", "isinf", "isfinite", "isclose", "sqrt", "exp", "expm1", "log", "log2", "log10", "log1p",
+        "floor", "ceil", "trunc", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+        "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "pow", "fmod", "hypot", "copysign",
+        "ldexp", "frexp", "gcd", "lcm",
+    )},
+    "fabs": "abs",
+    "degrees": "rad2deg",
+    "radians": "deg2rad",
+}
+
+
+def _suggestion(name: str) -> str | None:
+    torch_name = _TORCH_NAMES.get(name.removeprefix("math."))
+    if torch_name is None:
+        return None
+    return f"use `torch.{torch_name}(...)` on the tensor instead of `{name}(...)`: it stays in the graph"
+
+
 class MathOnTensor(Rule):
     code = "TL203"
     name = "math-on-tensor"
@@ -24,7 +45,7 @@ class MathOnTensor(Rule):
         # Not silenced by `capture_scalar_outputs`: the `math` call still needs the value.
         if any(ctx.is_tensor(arg.value) for arg in node.args):
             message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
-            ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+            ctx.report(type(self), node, with_fullgraph_note(message, ctx), _suggestion(name))
 
     invalid = (
         """
