@@ -17,6 +17,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.diagnostic import Location
+from torchlint.source import LINE_END
 
 
 @dataclass
@@ -74,13 +75,7 @@ class LineIndex:
     """Turns character offsets into 1-based rows and columns."""
 
     def __init__(self, text: str) -> None:
-        starts = [0]
-        find = text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._starts = starts
+        self._starts = [0] + [match.end() for match in LINE_END.finditer(text)]
 
     def location(self, offset: int) -> Location:
         row = bisect.bisect_right(self._starts, offset) - 1

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import tokenize
 from pathlib import Path
+
+# What ends a line for Python's tokenizer (and ruff): `\r\n`, `\r` or `\n`; a form feed or
+# `\x85` does not, though `str.splitlines` splits there.
+LINE_END = re.compile(r"\r\n?|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as Python counts them, without their endings; a final ending
+    adds no empty line."""
+    lines = LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class SourceError(Exception):
