@@ -1,16 +1,19 @@
-"""Rows and columns as Python counts them, whatever ends the lines."""
+"""Rows and columns as Python counts them: whatever ends the lines, whatever form feeds
+the indentation holds."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import libcst as cst
 import pytest
 from click.testing import CliRunner
 
 from torchlint.cli import cli
 from torchlint.config import Settings
-from torchlint.engine import lint_text
+from torchlint.engine import _syntax_error, lint_text
+from torchlint.positions import parse
 from torchlint.suppression import find_directives
 
 ROOT = Path("/project")
@@ -32,10 +35,15 @@ def joined(endings: list[str]) -> str:
     return "".join(line + endings[i % len(endings)] for i, line in enumerate(LINES))
 
 
-def python_position(text: str) -> tuple[int, int, int, int]:
-    """Where CPython puts the print call: 1-based rows and columns, as diagnostics give them."""
-    (call,) = [node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)]
-    return call.lineno, call.col_offset + 1, call.end_lineno, call.end_col_offset + 1
+def python_positions(text: str) -> list[tuple[int, int, int, int]]:
+    """Where CPython puts the print calls: 1-based rows and columns, as diagnostics give them."""
+    calls = [node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)]
+    prints = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id == "print"]
+    return sorted((call.lineno, call.col_offset + 1, call.end_lineno, call.end_col_offset + 1) for call in prints)
+
+
+def positions(diagnostics) -> list[tuple[int, int, int, int]]:
+    return sorted((d.location.row, d.location.column, d.end_location.row, d.end_location.column) for d in diagnostics)
 
 
 def lint(text: str):
@@ -49,10 +57,8 @@ def lint(text: str):
 )
 def test_every_line_ending_counts_as_python_counts_it(endings: list[str]) -> None:
     text = joined(endings)
-    (diagnostic,) = lint(text)
-    start, end = diagnostic.location, diagnostic.end_location
-    found = (start.row, start.column, end.row, end.column)
-    assert found == python_position(text) == (7, 9, 7, 17)
+    (diagnostic,) = found = lint(text)
+    assert positions(found) == python_positions(text) == [(7, 9, 7, 17)]
     assert diagnostic.noqa_row == 7
 
 
@@ -87,3 +93,47 @@ def test_full_output_shows_the_reported_line(project: Path, endings: list[str]) 
         "  |         ^^^^^^^^ TL101",
         "8 |         return x",
     ]
+
+
+FORM_FEED_CLASS = "import torch\nclass M(torch.nn.Module):\n\f    def forward(self, x):\n        print(x)\n        return x\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A form feed on the first line of a block that holds another: libcst alone rejects these.
+        FORM_FEED_CLASS,
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x:\n\f            print(x)\n"
+        "            print(x)\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n  \f        print(x)\n"
+        "        print(x)\n        return x\n",
+        # Accepted, but regenerated without the form feed, or with it on every line after it.
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = x\n\f        print(x)\n"
+        "        return x\n",
+        "import torch\n@torch.compile\ndef f(x):\n\f    print(x)\n    print(x)\n    return x\n",
+        "import torch\rclass M(torch.nn.Module):\r\f    def forward(self, x):\r\f\t\f        print(x)\r        return x\r",
+    ],
+    ids=["class-body", "nested-if", "spaces-before", "second-statement", "first-of-several", "cr-tab"],
+)
+def test_form_feeds_in_indentation_parse_and_keep_their_columns(text: str) -> None:
+    found = lint(text)
+    assert [d.code for d in found] == ["TL101"] * len(found)
+    assert positions(found) == python_positions(text)
+
+
+def test_form_feeds_inside_a_string_stay_in_it() -> None:
+    text = 'import torch\ns = """a\n\f    b"""\n'
+    statement = parse(text).module.body[1]
+    assert statement.body[0].value.evaluated_value == "a\n\f    b"
+
+
+def test_a_file_python_compiles_is_no_syntax_error() -> None:
+    compile(FORM_FEED_CLASS, "model.py", "exec")
+    with pytest.raises(cst.ParserSyntaxError) as rejected:
+        cst.parse_module(FORM_FEED_CLASS)
+    # Where libcst alone fails on a file Python compiles, the file is not to blame.
+    assert _syntax_error(rejected.value, FORM_FEED_CLASS, "model.py") is None
+    broken = "def f(:\n"
+    with pytest.raises(cst.ParserSyntaxError) as rejected:
+        cst.parse_module(broken)
+    assert _syntax_error(rejected.value, broken, "model.py").code == "TL901"

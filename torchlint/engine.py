@@ -15,7 +15,7 @@ import pathspec
 from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
-from torchlint.positions import header_end, locate
+from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
@@ -103,7 +103,9 @@ def _may_hold_compiled_code(text: str, settings: Settings) -> bool:
     return bool(settings.entry_points) or "torch" in text or "forward" in text
 
 
-def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnostic:
+def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnostic | None:
+    """The finding for a file libcst rejects, or None where Python compiles it: the limit is
+    libcst's, and the file is not to blame."""
     # libcst's native parser places many errors a line late; Python's own parser is exact.
     row, column, message = error.raw_line, error.raw_column + 1, error.message
     try:
@@ -114,6 +116,8 @@ def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnos
             message = python_error.msg
     except (ValueError, RecursionError, MemoryError):
         pass
+    else:
+        return None
     return Diagnostic(
         path=path,
         code=SyntaxErrorRule.code,
@@ -126,11 +130,11 @@ def _syntax_error(error: cst.ParserSyntaxError, text: str, path: str) -> Diagnos
     )
 
 
-def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: str) -> list[Diagnostic]:
+def _diagnostics(findings: list[Finding], parsed: Parsed, path: str) -> list[Diagnostic]:
     nodes = [f.node for f in findings] + [f.statement for f in findings]
     nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
     nodes += [inner.node for f in findings for inner in f.related]
-    spans = locate(module, nodes, text)
+    spans = locate(parsed, nodes)
     diagnostics = []
     for finding in findings:
         start, end = spans[id(finding.node)]
@@ -208,14 +212,15 @@ def _lint(
     if (enabled or want_outline) and (parse_always or _must_parse(text, settings, project)):
         name = module_name(path, settings)
         try:
-            module = cst.parse_module(text)
+            parsed = parse(text)
         except cst.ParserSyntaxError as error:
-            module = None
+            parsed = None
             outline = FileOutline(path, name, package_of(name, _is_package(path)))
-            if SyntaxErrorRule.code in enabled:
-                diagnostics.append(_syntax_error(error, text, path))
-        if module is not None:
-            summary = summarize(module, name)
+            syntax_error = _syntax_error(error, text, path) if SyntaxErrorRule.code in enabled else None
+            if syntax_error is not None:
+                diagnostics.append(syntax_error)
+        if parsed is not None:
+            summary = summarize(parsed.module, name)
             graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
             regions = compiled_regions(summary, settings.entry_points, project, graph=graph)
             # The project's `torch._dynamo.config` assignments count here; the outline keeps
@@ -227,7 +232,7 @@ def _lint(
             findings = checker.run(summary, regions, profile, project_facts=project, passed=passed)
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
-            diagnostics = _diagnostics(findings, module, text, path)
+            diagnostics = _diagnostics(findings, parsed, path)
     diagnostics = apply_suppressions(diagnostics, find_directives(text), enabled, path)
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics, outline
@@ -240,13 +245,13 @@ def describe_regions(
     if not _must_parse(text, settings, project):
         return []
     try:
-        module = cst.parse_module(text)
+        parsed = parse(text)
     except cst.ParserSyntaxError:
         return []
-    summary = summarize(module, module_name(path, settings))
+    summary = summarize(parsed.module, module_name(path, settings))
     regions = compiled_regions(summary, settings.entry_points, project)
     shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]
-    spans = locate(module, [function.node.name for function in shown], text)
+    spans = locate(parsed, [function.node.name for function in shown])
     rows = []
     for function in shown:
         row = spans[id(function.node.name)][0].row
@@ -264,6 +269,6 @@ def dynamo_config_of(text: str) -> dict[str, bool | int | str]:
     if not mentions_dynamo(text):
         return {}
     try:
-        return summarize(cst.parse_module(text)).dynamo_config
+        return summarize(parse(text).module).dynamo_config
     except cst.ParserSyntaxError:
         return {}
