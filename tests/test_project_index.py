@@ -502,3 +502,39 @@ def test_outlines_resolve_without_the_cli(tmp_path: Path) -> None:
     facts = index.facts_for(str(tmp_path / "pkg/utils.py"))
     assert facts is not None and set(facts.compiled_elsewhere) == {"helper"}
     assert index.facts_for(str(tmp_path / "pkg/model.py")) is None
+
+
+
+def test_a_method_bound_to_a_function_of_its_module(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ops.py": """
+                def _run(self, x):
+                    print("run")
+                    return x
+
+
+                class Op:
+                    run = _run
+                """,
+            "pkg/model.py": """
+                from torch import nn
+                from .ops import Op
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.op = Op()
+
+                    def forward(self, x):
+                        return self.op.run(x)
+                """,
+        },
+    )
+    # `Op.run` is `_run`: Dynamo breaks at its print.
+    assert check("pkg") == [("ops.py", 2, "TL101")]
+    assert indexed_regions(sorted((project / "pkg").glob("*.py"))) == {"Net.forward", "_run"}
+

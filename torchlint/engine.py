@@ -251,10 +251,10 @@ def describe_regions(
     summary = summarize(parsed.module, module_name(path, settings))
     regions = compiled_regions(summary, settings.entry_points, project)
     shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]
-    spans = locate(parsed, [function.node.name for function in shown])
+    spans = locate(parsed, [function.name_node for function in shown])
     rows = []
     for function in shown:
-        row = spans[id(function.node.name)][0].row
+        row = spans[id(function.name_node)][0].row
         if function in regions.disabled:
             rows.append(RegionLine(row, function.qualname, "disabled", "not traced: decorated with a Dynamo disable"))
         else:

@@ -34,7 +34,8 @@ class OutlineEntry:
 @dataclass(frozen=True)
 class ClassOutline:
     bases: tuple[ClassName, ...]
-    methods: frozenset[str]
+    # method name -> the qualified name of the function it is (`forward = _impl` names another)
+    methods: dict[str, str]
     # why this file alone shows it is an nn.Module, or None
     module_reason: str | None
     # the parameters of its own __init__ that positional arguments fill, `self` left out
@@ -179,7 +180,7 @@ def outline_of(
         init = info.methods.get("__init__")
         classes[qualname] = ClassOutline(
             tuple(bases),
-            frozenset(info.methods),
+            {name: method.qualname for name, method in info.methods.items()},
             index.module_reason(info),
             tuple(param.name.value for param in init.positional) if init is not None else (),
             tuple(info.held.items()),

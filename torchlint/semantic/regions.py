@@ -1,11 +1,13 @@
 """Which functions run under torch.compile, and why.
 
 Entry points are the ``forward`` of ``nn.Module`` subclasses, functions decorated with
-``torch.compile``, functions and modules passed to ``torch.compile(...)``, modules whose
-``.compile()`` is called, and the configured ``entry-points``. From them, reachability
-follows the calls that resolve statically: functions of the same module, ``self.method()``,
-``super().method()``, submodules assigned in ``__init__``, and functions handed to another
-call (``checkpoint(fn, x)``). Functions under ``torch.compiler.disable`` are never traced.
+``torch.compile``, functions, lambdas and modules passed to ``torch.compile(...)``, modules
+whose ``.compile()`` is called, and the configured ``entry-points``. A class attribute bound
+to a function (`forward = _impl`, `forward = lambda self, x: ...`) is a method of the class.
+From them, reachability follows the calls that resolve statically: functions of the same
+module, ``self.method()``, ``super().method()``, submodules assigned in ``__init__``, and
+functions handed to another call (``checkpoint(fn, x)``). Functions under
+``torch.compiler.disable`` are never traced.
 
 An object handed to a constructor and kept (`self.scheduler = scheduler` in `__init__`)
 is followed too: `self.scheduler.step(...)` runs the `step` of every class a construction
@@ -216,9 +218,6 @@ class _Index:
         self.summary = summary
         # classes the project index found to be nn.Modules through another file
         self.module_classes = module_classes
-        self.functions_by_scope: dict[tuple[int, str], FunctionInfo] = {}
-        for function in summary.functions:
-            self.functions_by_scope[(id(function.enclosing), function.name)] = function
         self.classes_by_scope: dict[tuple[int, str], ClassInfo] = {
             (id(info.enclosing), info.node.name.value): info for info in summary.classes.values()
         }
@@ -237,12 +236,11 @@ class _Index:
         return self.classes_by_scope.get((id(owner), expr.value))
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> FunctionInfo | None:
-        if not isinstance(expr, cst.Name):
-            return None
-        owner = lookup_scope(scope, expr.value)
-        if owner is None or expr.value in owner.imports:
-            return None
-        return self.functions_by_scope.get((id(owner), expr.value))
+        """The function of this file ``expr`` names: a def, or a lambda (written there, or
+        assigned to the name)."""
+        if isinstance(expr, cst.Lambda):
+            return self.summary.lambdas.get(id(expr))
+        return self.summary.local_function(expr.value, scope) if isinstance(expr, cst.Name) else None
 
     def local_bases(self, info: ClassInfo) -> list[ClassInfo]:
         found = []
@@ -530,7 +528,7 @@ class _Index:
                 return None  # a builtin
             if expr.value in owner.imports:
                 return self._imported(expr, scope)
-            target = self.functions_by_scope.get((id(owner), expr.value))
+            target = self.summary.functions_by_scope.get((id(owner), expr.value))
             if target is not None:
                 return target
             cls = self.classes_by_scope.get((id(owner), expr.value))
