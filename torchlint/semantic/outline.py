@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
-from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 # An edge's target: a function of the same file (its qualified name), or a Ref whose
@@ -174,7 +173,7 @@ def outline_of(
         bases = []
         for base in info.bases:
             local = index.local_class(base, info.enclosing)
-            name = class_name(local or qualified_name(base, info.enclosing))
+            name = class_name(local or index.project_name(base, info.enclosing))
             if name is not None:
                 bases.append(name)
         init = info.methods.get("__init__")
