@@ -502,3 +502,98 @@ def test_outlines_resolve_without_the_cli(tmp_path: Path) -> None:
     facts = index.facts_for(str(tmp_path / "pkg/utils.py"))
     assert facts is not None and set(facts.compiled_elsewhere) == {"helper"}
     assert index.facts_for(str(tmp_path / "pkg/model.py")) is None
+
+
+
+def test_a_method_bound_to_a_function_of_its_module(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ops.py": """
+                def _run(self, x):
+                    print("run")
+                    return x
+
+
+                class Op:
+                    run = _run
+                """,
+            "pkg/model.py": """
+                from torch import nn
+                from .ops import Op
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.op = Op()
+
+                    def forward(self, x):
+                        return self.op.run(x)
+                """,
+        },
+    )
+    # `Op.run` is `_run`: Dynamo breaks at its print.
+    assert check("pkg") == [("ops.py", 2, "TL101")]
+    assert indexed_regions(sorted((project / "pkg").glob("*.py"))) == {"Net.forward", "_run"}
+
+
+def test_star_imports_in_any_module(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            # No torch and no forward here: only the calls into it make it compiled.
+            "pkg/layers.py": """
+                def helper(x):
+                    print("helper")
+                    return x
+
+
+                class Scale:
+                    def apply(self, x):
+                        print("scale")
+                        return x
+
+
+                class Mixin:
+                    def log(self, x):
+                        print("mixin")
+                        return x
+                """,
+            "pkg/common.py": "from .layers import *\n",
+            "pkg/model.py": """
+                from torch import nn
+                from .common import *
+
+
+                class Net(Mixin, nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.scale = Scale()
+
+                    def forward(self, x):
+                        return self.log(self.scale.apply(helper(x)))
+                """,
+        },
+    )
+    # Dynamo breaks at each of the three prints.
+    assert check("pkg") == [("layers.py", 2, "TL101"), ("layers.py", 8, "TL101"), ("layers.py", 14, "TL101")]
+    shown = CliRunner().invoke(cli, ["check", "--show-regions", "pkg"]).stdout
+    assert shown == textwrap.dedent(
+        """\
+        pkg/layers.py
+          1: helper: called from pkg.model.Net.forward, reached from other file pkg/model.py
+          7: Scale.apply: called from pkg.model.Net.forward, reached from other file pkg/model.py
+          13: Mixin.log: called from pkg.model.Net.forward, reached from other file pkg/model.py
+        pkg/model.py
+          10: Net.forward: entry: forward of nn.Module subclass Net (subclass of torch.nn.Module)
+        """
+    )
+    assert indexed_regions(sorted((project / "pkg").glob("*.py"))) == {
+        "helper",
+        "Scale.apply",
+        "Mixin.log",
+        "Net.forward",
+    }

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 
+from torchlint.config import Settings
+from torchlint.engine import describe_regions
 from torchlint.semantic.regions import compiled_regions
 from torchlint.semantic.summary import summarize
 
@@ -182,3 +185,101 @@ def step(x):
     # Dynamo skips `_eager_step` and `_other` themselves, and compiles `_helper` when the
     # skipped `_eager_step` calls it.
     assert findings(source) == [("TL101", 5), ("TL504", 21), ("TL504", 21)]
+
+
+def test_class_attributes_bound_to_functions_are_methods() -> None:
+    found = compiled(
+        """
+        from torch import nn
+
+        def _impl(self, x):
+            return helper(x)
+        def helper(x): return x
+        def unused(x): return x
+
+        class ByFunction(nn.Module):
+            forward = _impl
+
+        class ByMethod(nn.Module):
+            def _forward(self, x):
+                return self._inner(x)
+            def _inner(self, x): return x
+            forward = _forward
+
+        class ByLambda(nn.Module):
+            forward = lambda self, x: self._inner(x)
+            def _inner(self, x): return x
+
+        class NotCalled(nn.Module):
+            def forward(self, x): return x
+            alias = unused
+        """
+    )
+    assert set(found) == {
+        "_impl",
+        "helper",
+        "ByMethod._forward",
+        "ByMethod._inner",
+        "ByLambda.forward",
+        "ByLambda._inner",
+        "NotCalled.forward",
+    }
+    assert found["_impl"] == "entry: forward of nn.Module subclass ByFunction (subclass of torch.nn.Module)"
+    assert found["ByLambda._inner"] == "called from pkg.model.ByLambda.forward"
+
+
+LAMBDAS = """
+import torch
+from torch import nn
+
+def helper(x):
+    print("helper")
+    return x
+
+fast = torch.compile(lambda x: print("fast") or x)
+faster = torch.compile(lambda x: helper(x) + 1, fullgraph=True)
+act = lambda x: print("act") or x
+key = lambda x: print("key")
+
+def main(x):
+    print("eager")
+    return torch.compile(lambda y: print("main") or y)(x)
+
+class Net(nn.Module):
+    def forward(self, x):
+        f = torch.compile(lambda y: print("nested") or y)
+        return act(f(x))
+"""
+
+
+def row(text: str, marker: str) -> int:
+    return text[: text.index(marker)].count("\n") + 1
+
+
+def test_lambdas_that_are_compiled() -> None:
+    from helpers import findings
+
+    # Dynamo breaks at each of these prints, and at no other: `key` is never called, and
+    # `main` itself runs eagerly.
+    printed = ["helper", "fast", "act", "main", "nested"]
+    assert findings(LAMBDAS) == [("TL101", row(LAMBDAS, f'print("{name}")')) for name in printed]
+    found = compiled(LAMBDAS)
+    # Python names each `<lambda>`; the later ones in a scope are numbered to keep them apart.
+    assert found["<lambda>"] == "entry: passed to torch.compile()"
+    assert found["<lambda#2>"] == "entry: passed to torch.compile(fullgraph=True)"
+    assert found["main.<lambda>"] == "entry: passed to torch.compile()"
+    assert found["helper"] == "called from pkg.model.<lambda#2>"
+    assert found["act"] == "called from pkg.model.Net.forward"
+    assert "main" not in found and "key" not in found
+    # `--show-regions` places each lambda on its own line.
+    root = Path("/project")
+    shown = [(line.row, line.qualname) for line in describe_regions(LAMBDAS, str(root / "pkg" / "model.py"), Settings(root=root))]
+    assert shown == [
+        (row(LAMBDAS, "def helper"), "helper"),
+        (row(LAMBDAS, "fast ="), "<lambda>"),
+        (row(LAMBDAS, "faster ="), "<lambda#2>"),
+        (row(LAMBDAS, "act ="), "act"),
+        (row(LAMBDAS, 'print("main")'), "main.<lambda>"),
+        (row(LAMBDAS, "def forward"), "Net.forward"),
+        (row(LAMBDAS, 'print("nested")'), "Net.forward.<lambda>"),
+    ]

@@ -15,7 +15,7 @@ import pathspec
 from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
-from torchlint.positions import header_end, locate
+from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
@@ -111,6 +111,11 @@ class UnparsableFile(Exception):
         self.diagnostic = diagnostic
 
 
+class ParserLimit(Exception):
+    """Python compiles the file but libcst cannot parse it: the limit is libcst's, so the
+    file is not to blame (no TL901), but it could not be checked either."""
+
+
 def _python_syntax_error(text: str, path: str) -> SyntaxError | None:
     """Python's own verdict: exact positions, and far cheaper than a libcst parse."""
     try:
@@ -123,15 +128,15 @@ def _python_syntax_error(text: str, path: str) -> SyntaxError | None:
 
 
 def _syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | None = None) -> Diagnostic | None:
-    """The TL901 finding for a file that does not parse, or None when Python compiles it."""
+    """The TL901 finding for a file that does not parse, or None when Python compiles it.
+
+    Raises ParserLimit when libcst rejected a file that Python compiles."""
     python_error = _python_syntax_error(text, path)
-    if python_error is not None and python_error.lineno:
-        row, column, message = python_error.lineno, max(python_error.offset or 1, 1), python_error.msg
-    elif libcst_error is not None:
-        # libcst's native parser places many errors a line late; only used when Python has no position.
-        row, column, message = libcst_error.raw_line, libcst_error.raw_column + 1, libcst_error.message
-    else:
+    if python_error is None:
+        if libcst_error is not None:
+            raise ParserLimit(f"Python compiles it, but libcst cannot parse it ({libcst_error.message.splitlines()[0]})")
         return None
+    row, column, message = python_error.lineno or 1, max(python_error.offset or 1, 1), python_error.msg
     return Diagnostic(
         path=path,
         code=SyntaxErrorRule.code,
@@ -144,11 +149,11 @@ def _syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | No
     )
 
 
-def _diagnostics(findings: list[Finding], module: cst.Module, text: str, path: str) -> list[Diagnostic]:
+def _diagnostics(findings: list[Finding], parsed: Parsed, path: str) -> list[Diagnostic]:
     nodes = [f.node for f in findings] + [f.statement for f in findings]
     nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
     nodes += [inner.node for f in findings for inner in f.related]
-    spans = locate(module, nodes, text)
+    spans = locate(parsed, nodes)
     diagnostics = []
     for finding in findings:
         start, end = spans[id(finding.node)]
@@ -226,14 +231,15 @@ def _lint(
     if (enabled or want_outline) and (parse_always or _must_parse(text, settings, project)):
         name = module_name(path, settings)
         try:
-            module = cst.parse_module(text)
+            parsed = parse(text)
         except cst.ParserSyntaxError as error:
-            module = None
+            parsed = None
             outline = FileOutline(path, name, package_of(name, _is_package(path)))
-            if SyntaxErrorRule.code in enabled:
-                diagnostics.append(_syntax_error(text, path, error))
-        if module is not None:
-            summary = summarize(module, name)
+            syntax_error = _syntax_error(text, path, error)
+            if syntax_error is not None and SyntaxErrorRule.code in enabled:
+                diagnostics.append(syntax_error)
+        if parsed is not None:
+            summary = summarize(parsed.module, name)
             graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
             regions = compiled_regions(summary, settings.entry_points, project, graph=graph)
             # The project's `torch._dynamo.config` assignments count here; the outline keeps
@@ -245,7 +251,7 @@ def _lint(
             findings = checker.run(summary, regions, profile, project_facts=project, passed=passed)
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
-            diagnostics = _diagnostics(findings, module, text, path)
+            diagnostics = _diagnostics(findings, parsed, path)
     elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:
         # The text test skips files that cannot hold compiled code, but not ones that do
         # not parse: Python's own parser, much cheaper than libcst's, decides.
@@ -266,16 +272,16 @@ def describe_regions(
             raise UnparsableFile(error)
         return []
     try:
-        module = cst.parse_module(text)
+        parsed = parse(text)
     except cst.ParserSyntaxError as error:
         raise UnparsableFile(_syntax_error(text, path, error)) from None
-    summary = summarize(module, module_name(path, settings))
+    summary = summarize(parsed.module, module_name(path, settings))
     regions = compiled_regions(summary, settings.entry_points, project)
     shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]
-    spans = locate(module, [function.node.name for function in shown], text)
+    spans = locate(parsed, [function.name_node for function in shown])
     rows = []
     for function in shown:
-        row = spans[id(function.node.name)][0].row
+        row = spans[id(function.name_node)][0].row
         if function in regions.disabled:
             rows.append(RegionLine(row, function.qualname, "disabled", "not traced: decorated with a Dynamo disable"))
         else:
@@ -290,6 +296,6 @@ def dynamo_config_of(text: str) -> dict[str, bool | int | str]:
     if not mentions_dynamo(text):
         return {}
     try:
-        return summarize(cst.parse_module(text)).dynamo_config
+        return summarize(parse(text).module).dynamo_config
     except cst.ParserSyntaxError:
         return {}

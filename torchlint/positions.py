@@ -1,4 +1,4 @@
-"""Line and column numbers for the few nodes that are reported.
+"""Parsing, and line and column numbers for the few nodes that are reported.
 
 libcst's PositionProvider records a range for every node of the module and costs about
 twice the parse. Findings are rare, so positions are computed once per file that has
@@ -9,14 +9,19 @@ requested nodes.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.diagnostic import Location
+from torchlint.source import LINE_END
 
 
 @dataclass
@@ -71,36 +76,90 @@ class _OffsetTrackingState(CodegenState):
 
 
 class LineIndex:
-    """Turns character offsets into 1-based rows and columns."""
+    """Turns character offsets into 1-based rows and columns.
 
-    def __init__(self, text: str) -> None:
-        starts = [0]
-        find = text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._starts = starts
+    ``shifts``: row -> characters removed from the start of that row in the text indexed,
+    added back to its columns.
+    """
+
+    def __init__(self, text: str, shifts: Mapping[int, int] = {}) -> None:
+        self._starts = [0] + [match.end() for match in LINE_END.finditer(text)]
+        self._shifts = shifts
 
     def location(self, offset: int) -> Location:
         row = bisect.bisect_right(self._starts, offset) - 1
-        return Location(row + 1, offset - self._starts[row] + 1)
+        return Location(row + 1, offset - self._starts[row] + 1 + self._shifts.get(row + 1, 0))
 
 
-def locate(
-    module: cst.Module, nodes: Iterable[cst.CSTNode], text: str
-) -> dict[int, tuple[Location, Location]]:
+class Parsed(NamedTuple):
+    module: cst.Module
+    lines: LineIndex  # places the module's code in the text it was parsed from
+
+
+# Indentation up to its last form feed: CPython's tokenizer starts counting the
+# indentation again after a form feed, so this part counts for nothing.
+_FORM_FEED_INDENT = re.compile(r"[ \t\f]*\f")
+
+
+def parse(text: str) -> Parsed:
+    """libcst's tree of ``text``.
+
+    libcst mishandles a form feed in indentation: a block nested in one whose first line
+    starts with it does not parse, and regenerating the code drops or repeats it, which
+    moves every offset after it. It parses a copy without those form feeds (and what
+    precedes them on their line) instead; the rows stay, and their columns are shifted back.
+    """
+    copy, shifts = _without_form_feed_indents(text)
+    return Parsed(cst.parse_module(copy), LineIndex(copy, shifts))
+
+
+def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:
+    if "\f" not in text:
+        return text, {}
+    starts = [0] + [match.end() for match in LINE_END.finditer(text)]
+    cuts = {}
+    for row, start in enumerate(starts, start=1):
+        match = _FORM_FEED_INDENT.match(text, start)
+        if match is not None:
+            cuts[row] = (start, match.end())
+    inside = _rows_inside_tokens(text) if cuts else None
+    if inside is None:
+        return text, {}  # nothing to cut, or tokenize rejects the text: parse it as it is
+    for row in inside:
+        cuts.pop(row, None)
+    pieces, at = [], 0
+    for start, end in cuts.values():
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces), {row: end - start for row, (start, end) in cuts.items()}
+
+
+def _rows_inside_tokens(text: str) -> set[int] | None:
+    """Rows that start inside a token (a string over several lines: their form feeds are
+    the string's), or None where tokenize rejects the text."""
+    rows = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            rows.update(range(token.start[0] + 1, token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return rows
+
+
+def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Location, Location]]:
     """Start and end of each node in ``nodes``, keyed by ``id(node)``."""
     wanted = {id(node) for node in nodes}
     if not wanted:
         return {}
+    module = parsed.module
     state = _OffsetTrackingState(
         default_indent=module.default_indent,
         default_newline=module.default_newline,
         targets=set(wanted),
     )
     module._codegen(state)
-    index = LineIndex(text)
+    index = parsed.lines
     return {
         key: (index.location(start), index.location(end))
         for key, (start, end) in state.spans.items()

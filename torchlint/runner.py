@@ -11,7 +11,7 @@ from pathlib import Path
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
-from torchlint.engine import UnparsableFile, analyze_text, describe_regions, dynamo_config_of, lint_text
+from torchlint.engine import ParserLimit, UnparsableFile, analyze_text, describe_regions, dynamo_config_of, lint_text
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
@@ -47,6 +47,8 @@ class CheckRun:
 def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
     try:
         return work()
+    except ParserLimit as error:
+        return FileResult(path, errors=[FileError(path, f"could not be checked: {error}")])
     except (RecursionError, MemoryError) as error:
         return FileResult(path, errors=[FileError(path, f"too deeply nested to check ({type(error).__name__})")])
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
@@ -119,6 +121,8 @@ def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | D
             described.append(describe_regions(read_source(path), str(path), settings, project=project))
         except UnparsableFile as unparsable:
             described.append(unparsable.diagnostic)
+        except ParserLimit as error:
+            described.append(FileError(str(path), f"could not be checked: {error}"))
         except (SourceError, RecursionError, MemoryError) as error:
             described.append(FileError(str(path), str(error) or type(error).__name__))
     return described
@@ -289,6 +293,8 @@ def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolv
         run.add(path, describe_regions(text, path, settings))
     except UnparsableFile as unparsable:
         run.add(path, unparsable.diagnostic)
+    except ParserLimit as error:
+        run.add(path, FileError(path, f"could not be checked: {error}"))
     return run
 
 

@@ -5,9 +5,23 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import stat
 import tokenize
 from pathlib import Path
+
+# What ends a line for Python's tokenizer (and ruff): `\r\n`, `\r` or `\n`; a form feed or
+# `\x85` does not, though `str.splitlines` splits there.
+LINE_END = re.compile(r"\r\n?|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as Python counts them, without their endings; a final ending
+    adds no empty line."""
+    lines = LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class SourceError(Exception):
@@ -54,14 +68,16 @@ def read_source(path: Path) -> str:
         if isinstance(error, FileNotFoundError) and Path(path).is_symlink():
             raise SourceError("broken symbolic link") from None
         raise SourceError(os_error_cause(error)) from None
-    with open(descriptor, "rb", closefd=True) as handle:
-        try:
-            reason = not_a_regular_file(os.fstat(descriptor).st_mode)
-            if reason is not None:
-                raise SourceError(reason)
+    try:
+        reason = not_a_regular_file(os.fstat(descriptor).st_mode)
+        if reason is not None:
+            raise SourceError(reason)
+        with open(descriptor, "rb", closefd=False) as handle:
             data = handle.read()
-        except OSError as error:
-            raise SourceError(os_error_cause(error)) from None
+    except OSError as error:
+        raise SourceError(os_error_cause(error)) from None
+    finally:
+        os.close(descriptor)
     return decode_source(data)
 
 

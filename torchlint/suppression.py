@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from torchlint.diagnostic import Diagnostic, Location
 from torchlint.rules import rule_by_code
 from torchlint.rules.tl902_unused_noqa import UnusedNoqa
+from torchlint.source import split_lines
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
 _FILE_NOQA = re.compile(r"#\s*torchlint\s*:\s*noqa(?:\s*:\s*" + _CODES + r")?", re.IGNORECASE)
@@ -30,18 +31,20 @@ class Directive:
         return self.codes is None or code in self.codes
 
 
-def _comments(text: str):
+def _comments(text: str) -> list[tuple[int, int, str]]:
     """(row, column, text) of every comment; strings that merely contain `#` are skipped."""
+    # `newline=None`: `\r` and `\r\n` end lines as `\n` does, so rows agree with positions.
+    tokens = tokenize.generate_tokens(io.StringIO(text, newline=None).readline)
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                yield token.start[0], token.start[1], token.string
+        return [(token.start[0], token.start[1], token.string) for token in tokens if token.type == tokenize.COMMENT]
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        # A file tokenize rejects: fall back to a plain scan of the lines.
-        for row, line in enumerate(text.splitlines(), start=1):
+        # A file tokenize rejects (after yielding some comments): a plain scan of the lines.
+        found = []
+        for row, line in enumerate(split_lines(text), start=1):
             at = line.find("#")
             if at != -1:
-                yield row, at, line[at:]
+                found.append((row, at, line[at:]))
+        return found
 
 
 def _codes(match: re.Match) -> frozenset[str] | None:

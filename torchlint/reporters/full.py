@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from torchlint.diagnostic import Diagnostic
 from torchlint.reporters.concise import header_line
+from torchlint.source import split_lines
 
 if TYPE_CHECKING:
     from torchlint.reporters import ReportContext
@@ -23,7 +24,7 @@ def render(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
 def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     """The block for one finding, ending with a blank line that separates it from the next."""
     source = ctx.sources.get(diagnostic.path)
-    lines = _split_lines(source) if source is not None else []
+    lines = split_lines(source) if source is not None else []
     row = diagnostic.location.row
     has_excerpt = 1 <= row <= len(lines)
 
@@ -106,11 +107,3 @@ def _char_width(char: str) -> int:
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
-
-def _split_lines(source: str) -> list[str]:
-    # Split on "\n" only, as rows are counted; a "\r" left by CRLF is not shown.
-    lines = [line.rstrip("\r") for line in source.split("\n")]
-    # The final newline ends the last line rather than starting an empty one.
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines

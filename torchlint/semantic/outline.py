@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
-from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 # An edge's target: a function of the same file (its qualified name), or a Ref whose
@@ -34,7 +33,8 @@ class OutlineEntry:
 @dataclass(frozen=True)
 class ClassOutline:
     bases: tuple[ClassName, ...]
-    methods: frozenset[str]
+    # method name -> the qualified name of the function it is (`forward = _impl` names another)
+    methods: dict[str, str]
     # why this file alone shows it is an nn.Module, or None
     module_reason: str | None
     # the parameters of its own __init__ that positional arguments fill, `self` left out
@@ -173,13 +173,13 @@ def outline_of(
         bases = []
         for base in info.bases:
             local = index.local_class(base, info.enclosing)
-            name = class_name(local or qualified_name(base, info.enclosing))
+            name = class_name(local or index.project_name(base, info.enclosing))
             if name is not None:
                 bases.append(name)
         init = info.methods.get("__init__")
         classes[qualname] = ClassOutline(
             tuple(bases),
-            frozenset(info.methods),
+            {name: method.qualname for name, method in info.methods.items()},
             index.module_reason(info),
             tuple(param.name.value for param in init.positional) if init is not None else (),
             tuple(info.held.items()),

@@ -200,8 +200,9 @@ class ProjectIndex:
         if key in _seen:
             return None
         path, qualname = key
-        if name in self.files[path].classes[qualname].methods:
-            return (path, f"{qualname}.{name}")
+        method = self.files[path].classes[qualname].methods.get(name)
+        if method is not None:
+            return (path, method)
         for base in self._bases(key):
             found = self.find_method(base, name, _seen | {key})
             if found is not None:

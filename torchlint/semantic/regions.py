@@ -1,11 +1,13 @@
 """Which functions run under torch.compile, and why.
 
 Entry points are the ``forward`` of ``nn.Module`` subclasses, functions decorated with
-``torch.compile``, functions and modules passed to ``torch.compile(...)``, modules whose
-``.compile()`` is called, and the configured ``entry-points``. From them, reachability
-follows the calls that resolve statically: functions of the same module, ``self.method()``,
-``super().method()``, submodules assigned in ``__init__``, and functions handed to another
-call (``checkpoint(fn, x)``). Functions under ``torch.compiler.disable`` are never traced.
+``torch.compile``, functions, lambdas and modules passed to ``torch.compile(...)``, modules
+whose ``.compile()`` is called, and the configured ``entry-points``. A class attribute bound
+to a function (`forward = _impl`, `forward = lambda self, x: ...`) is a method of the class.
+From them, reachability follows the calls that resolve statically: functions of the same
+module, ``self.method()``, ``super().method()``, submodules assigned in ``__init__``, and
+functions handed to another call (``checkpoint(fn, x)``). Functions under
+``torch.compiler.disable`` are never traced.
 
 An object handed to a constructor and kept (`self.scheduler = scheduler` in `__init__`)
 is followed too: `self.scheduler.step(...)` runs the `step` of every class a construction
@@ -216,9 +218,6 @@ class _Index:
         self.summary = summary
         # classes the project index found to be nn.Modules through another file
         self.module_classes = module_classes
-        self.functions_by_scope: dict[tuple[int, str], FunctionInfo] = {}
-        for function in summary.functions:
-            self.functions_by_scope[(id(function.enclosing), function.name)] = function
         self.classes_by_scope: dict[tuple[int, str], ClassInfo] = {
             (id(info.enclosing), info.node.name.value): info for info in summary.classes.values()
         }
@@ -237,12 +236,11 @@ class _Index:
         return self.classes_by_scope.get((id(owner), expr.value))
 
     def local_function(self, expr: cst.BaseExpression, scope: Scope) -> FunctionInfo | None:
-        if not isinstance(expr, cst.Name):
-            return None
-        owner = lookup_scope(scope, expr.value)
-        if owner is None or expr.value in owner.imports:
-            return None
-        return self.functions_by_scope.get((id(owner), expr.value))
+        """The function of this file ``expr`` names: a def, or a lambda (written there, or
+        assigned to the name)."""
+        if isinstance(expr, cst.Lambda):
+            return self.summary.lambdas.get(id(expr))
+        return self.summary.local_function(expr.value, scope) if isinstance(expr, cst.Name) else None
 
     def local_bases(self, info: ClassInfo) -> list[ClassInfo]:
         found = []
@@ -263,7 +261,7 @@ class _Index:
             if local is not None:
                 foreign = local not in _seen and self.has_foreign_base(local, _seen | {info})
             else:
-                foreign = may_be_project(qualified_name(base, info.enclosing))
+                foreign = may_be_project(self.project_name(base, info.enclosing))
             if foreign:
                 break
         self._foreign[info] = foreign
@@ -325,7 +323,7 @@ class _Index:
                 if self._module_reason(local, seen | {info}) is not None:
                     return f"subclass of {local.qualname}, an nn.Module"
                 continue
-            name = qualified_name(base, info.enclosing)
+            name = self.project_name(base, info.enclosing)
             if name is not None and (name == "torch.nn.Module" or name.startswith("torch.nn.")):
                 return f"subclass of {name}"
             if name is None or not name.startswith(_NOT_MODULE_PREFIXES):
@@ -341,12 +339,26 @@ class _Index:
         method = function.method
         return (method, method.owner_class) if method is not None else None
 
+    def project_name(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
+        """The dotted name ``expr`` refers to (`qualified_name`). A name that only a star
+        import can have bound is named through this module (`pkg.a.helper` for `helper`
+        after `from .b import *` in `pkg/a.py`): the project index looks it up through the
+        stars, as it does for a name another file imports from here."""
+        name = qualified_name(expr, scope)
+        module = self.summary.module_name
+        if name is not None or not self.summary.scope.star_imports or not module:
+            return name
+        dotted = dotted_name(expr)
+        if dotted is None or lookup_scope(scope, dotted.split(".", 1)[0]) is not None:
+            return None  # a local value
+        return f"{module}.{dotted}"
+
     def class_of(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | str | None:
         """The class ``expr`` names: one of this file, or the dotted name of an imported one."""
         local = self.local_class(expr, scope)
         if local is not None:
             return local
-        name = qualified_name(expr, scope)
+        name = self.project_name(expr, scope)
         return name if may_be_project(name) else None
 
     def instance_class(
@@ -519,18 +531,16 @@ class _Index:
         return found[0][0] if found else None
 
     def _imported(self, expr: cst.BaseExpression, scope: Scope) -> Ref | None:
-        name = qualified_name(expr, scope)
+        name = self.project_name(expr, scope)
         return Ref(NAME, name) if may_be_project(name) else None
 
     def _callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
         scope = function.scope
         if isinstance(expr, cst.Name):
             owner = lookup_scope(scope, expr.value)
-            if owner is None:
-                return None  # a builtin
-            if expr.value in owner.imports:
+            if owner is None or expr.value in owner.imports:  # imported, or brought by a star import
                 return self._imported(expr, scope)
-            target = self.functions_by_scope.get((id(owner), expr.value))
+            target = self.summary.functions_by_scope.get((id(owner), expr.value))
             if target is not None:
                 return target
             cls = self.classes_by_scope.get((id(owner), expr.value))
@@ -594,7 +604,7 @@ class _Index:
         found = self.local_function(expr, scope)
         if found is not None:
             return found
-        name = qualified_name(expr, scope)  # only names bound by an import have one
+        name = self.project_name(expr, scope)  # only names bound by an import (or a star) have one
         if may_be_project(name):
             return Ref(COMPILED, name)
         if function is not None and isinstance(expr, cst.Attribute):

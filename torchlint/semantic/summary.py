@@ -12,7 +12,12 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.semantic.dynamo_config import collect_dynamo_config
-from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
+from torchlint.semantic.scopes import Scope, dotted_name, lookup_scope, qualified_name
+
+# What Python names a lambda. A lambda assigned to a name in a module or class body takes
+# that name, as a def would; the others after the first in a scope are numbered
+# (`<lambda#2>`), so that each function's qualified name is its own.
+LAMBDA = "<lambda>"
 
 
 @dataclass(eq=False)
@@ -37,16 +42,24 @@ class ClassInfo:
 @dataclass(eq=False)
 class FunctionInfo:
     qualname: str
+    # A lambda's is the def it stands for, `def f(<params>): return <body>`: made of the
+    # lambda's own nodes, so what is found in it has a place in the module.
     node: cst.FunctionDef
     scope: Scope  # the function body
     enclosing: Scope  # where the def statement is, for resolving decorators
     owner_class: ClassInfo | None = None
     parent: FunctionInfo | None = None
     calls: list[cst.Call] = field(default_factory=list)
+    lambda_node: cst.Lambda | None = None
 
     @property
     def name(self) -> str:
-        return self.node.name.value
+        return self.qualname.rpartition(".")[2]
+
+    @property
+    def name_node(self) -> cst.CSTNode:
+        """Where the function is named: its def's name, or the lambda."""
+        return self.lambda_node or self.node.name
 
     @property
     def self_name(self) -> str | None:
@@ -98,6 +111,17 @@ class FileSummary:
     # `torch._dynamo.config.<name> = <constant>` in this file; when the file is linted with
     # its project, the engine puts the whole project's assignments here instead.
     dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
+    # id of a lambda node -> its function, for the lambdas that are functions of their own
+    lambdas: dict[int, FunctionInfo] = field(default_factory=dict)
+    # (id of the scope that binds it, name) -> function
+    functions_by_scope: dict[tuple[int, str], FunctionInfo] = field(default_factory=dict)
+
+    def local_function(self, name: str, scope: Scope) -> FunctionInfo | None:
+        """The function of this file that ``name`` refers to in ``scope``, if any."""
+        owner = lookup_scope(scope, name)
+        if owner is None or name in owner.imports:
+            return None
+        return self.functions_by_scope.get((id(owner), name))
 
 
 def _target_names(target: cst.BaseExpression):
@@ -124,6 +148,13 @@ def _pairs(target: cst.BaseExpression, value: cst.BaseExpression):
         yield target, value
 
 
+def _is_compile_call(call: cst.Call) -> bool:
+    """`torch.compile(...)`, `compile(...)`, `model.compile(...)`: told apart later, by name."""
+    func = call.func
+    name = func.attr if isinstance(func, cst.Attribute) else func
+    return isinstance(name, cst.Name) and name.value == "compile"
+
+
 def _import_module_name(node: cst.ImportFrom) -> str:
     dots = "." * len(node.relative)
     if node.module is None:
@@ -134,6 +165,13 @@ def _import_module_name(node: cst.ImportFrom) -> str:
 class _Summarizer:
     def __init__(self, summary: FileSummary) -> None:
         self.summary = summary
+        # id of a lambda -> the name a module or class body assigns it to
+        self.lambda_names: dict[int, str] = {}
+        # ids of the lambdas handed to a compile call: inside a function, the only lambdas
+        # that are functions of their own
+        self.compiled_lambdas: set[int] = set()
+        # prefix -> how many lambdas without a name it holds so far
+        self.unnamed: dict[str, int] = {}
 
     def scan(
         self,
@@ -152,11 +190,22 @@ class _Summarizer:
             if isinstance(node, cst.ClassDef):
                 self._class(node, scope, prefix)
                 return True
+            # A lambda inside a function is part of it (it sees the function's names), unless
+            # it is compiled on its own.
+            if isinstance(node, cst.Lambda) and (function is None or id(node) in self.compiled_lambdas):
+                self._lambda(node, scope, function, owner_class, prefix)
+                return True
             if isinstance(node, cst.Call):
                 summary.calls.append((node, scope, function))
                 if function is not None:
                     function.calls.append(node)
+                if _is_compile_call(node) and node.args and isinstance(node.args[0].value, cst.Lambda):
+                    self.compiled_lambdas.add(id(node.args[0].value))
             elif isinstance(node, cst.Assign):
+                if function is None and len(node.targets) == 1 and isinstance(node.value, cst.Lambda):
+                    target = node.targets[0].target
+                    if isinstance(target, cst.Name):
+                        self.lambda_names[id(node.value)] = target.value
                 for target in node.targets:
                     self._bind_target(target.target, node.value, scope, function, single=len(node.targets) == 1)
                     if function is not None and function.name == "__init__" and function.owner_class is not None:
@@ -260,16 +309,20 @@ class _Summarizer:
         parent: FunctionInfo | None,
         owner_class: ClassInfo | None,
         prefix: str,
-    ) -> None:
-        enclosing.bind(node.name.value)
-        qualname = f"{prefix}{node.name.value}"
+        lambda_node: cst.Lambda | None = None,
+    ) -> FunctionInfo:
+        name = node.name.value if lambda_node is None else self._lambda_name(lambda_node, prefix)
+        named = not name.startswith("<")
+        qualname = f"{prefix}{name}"
         scope = Scope("function", parent=enclosing)
         # A method's owner is the class whose body holds the def; a def nested in a
         # method belongs to no class of its own, but still sees the method's `self`.
-        direct_owner = owner_class if enclosing.kind == "class" else None
-        info = FunctionInfo(qualname, node, scope, enclosing, direct_owner, parent)
+        direct_owner = owner_class if enclosing.kind == "class" and named else None
+        info = FunctionInfo(qualname, node, scope, enclosing, direct_owner, parent, lambda_node=lambda_node)
+        if named:
+            enclosing.bind(name)
         if direct_owner is not None:
-            direct_owner.methods[node.name.value] = info
+            direct_owner.methods[name] = info
         self.summary.functions.append(info)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -281,6 +334,28 @@ class _Summarizer:
         for decorator in node.decorators:
             self.scan(decorator.decorator, enclosing, parent, owner_class, prefix)
         self.scan(node.body, scope, info, None, qualname + ".")
+        return info
+
+    def _lambda(
+        self,
+        node: cst.Lambda,
+        enclosing: Scope,
+        parent: FunctionInfo | None,
+        owner_class: ClassInfo | None,
+        prefix: str,
+    ) -> None:
+        # The def's name is only there to make a valid node: FunctionInfo.name comes from
+        # the qualified name.
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=node.body)])])
+        as_def = cst.FunctionDef(name=cst.Name("lambda_"), params=node.params, body=body)
+        self.summary.lambdas[id(node)] = self._function(as_def, enclosing, parent, owner_class, prefix, node)
+
+    def _lambda_name(self, node: cst.Lambda, prefix: str) -> str:
+        name = self.lambda_names.get(id(node))
+        if name is not None:
+            return name
+        count = self.unnamed[prefix] = self.unnamed.get(prefix, 0) + 1
+        return LAMBDA if count == 1 else f"<lambda#{count}>"
 
     def _class(self, node: cst.ClassDef, enclosing: Scope, prefix: str) -> None:
         enclosing.bind(node.name.value)
@@ -293,9 +368,21 @@ class _Summarizer:
         self.scan(node.body, scope, None, info, qualname + ".")
 
 
+def _method_aliases(summary: FileSummary) -> None:
+    """`forward = _impl` in a class body: the class's `forward` is that function."""
+    for info in summary.classes.values():
+        for name, value in info.scope.assignments.items():
+            if name not in info.methods and isinstance(value, cst.Name):
+                function = summary.local_function(value.value, info.scope)
+                if function is not None:
+                    info.methods[name] = function
+
+
 def summarize(module: cst.Module, module_name: str = "") -> FileSummary:
     scope = Scope("module")
     summary = FileSummary(module, scope, module_name)
     _Summarizer(summary).scan(module, scope, None, None, "")
+    summary.functions_by_scope = {(id(function.enclosing), function.name): function for function in summary.functions}
+    _method_aliases(summary)
     summary.dynamo_config = collect_dynamo_config(summary.attribute_assignments)
     return summary
