@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
+from helpers import dynamo_workers
 from torchlint.config import Settings
 from torchlint.engine import lint_text
 from torchlint.rules import all_rules, rule_by_code
@@ -108,7 +109,7 @@ def test_use_instead_is_clean(page: Path):
 def probe_pool():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    with WorkerPool(os.cpu_count() or 1, env=env, command=[sys.executable, str(PROBE), "--serve"]) as pool:
+    with WorkerPool(dynamo_workers(), env=env, command=[sys.executable, str(PROBE), "--serve"]) as pool:
         yield pool
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers import dynamo_workers
 from torchlint.cli import cli
 from torchlint.rules import rule_by_code
 from torchlint.verify.compare import expectations
@@ -33,8 +34,8 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reas
 
 @pytest.fixture(scope="module")
 def verify_pool():
-    """One warm verify worker per core, for every in-process run of this module."""
-    with WorkerPool(os.cpu_count() or 1, env=ENV) as pool:
+    """Warm verify workers (one per core, see `dynamo_workers`) for every in-process run here."""
+    with WorkerPool(dynamo_workers(), env=ENV) as pool:
         yield pool
 
 
