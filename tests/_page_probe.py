@@ -1,23 +1,27 @@
-"""Runs one rule page's Example and Use instead blocks through TorchDynamo.
+"""Runs rule pages' Example and Use instead blocks through TorchDynamo.
 
     python tests/_page_probe.py rules/TL101-print-in-compiled-code.md
 
-It runs in a process of its own so that Dynamo's state never leaks into the test
-process, and exits non-zero naming every claim of the page that does not hold. The
+probes one page and exits non-zero naming every claim of the page that does not hold.
+The test suite runs it as `--serve`: a long-lived worker (driven by verify's
+`pool.Worker`) that imports torch once and probes page after page, each from the state
+of a fresh process (see `handle`). Torch stays out of the test process either way. The
 parsing helpers at the top import neither torch nor torchlint's engine, so the tests
 share them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import json
+import os
 import re
 import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
-
-from _probe_process import probe_main
 
 SECTIONS = (
     "What it does",
@@ -29,6 +33,8 @@ SECTIONS = (
 )
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 INPUT_SHAPE = (4, 8)
+# Lines for `input()`; `breakpoint()` returns at once (the worker runs with PYTHONBREAKPOINT=0).
+STDIN = "1\n" * 100
 
 
 def split_sections(text: str) -> dict[str, str]:
@@ -84,7 +90,13 @@ def _lint_rows(source: str, path: Path, code: str) -> tuple[set[int], set[str]]:
 
 def probe(page: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="torchlint-page-") as workdir:
-        return _probe_in(page, Path(workdir))
+        try:
+            return _probe_in(page, Path(workdir))
+        finally:
+            # The page's modules go with their folder.
+            for name, module in list(sys.modules.items()):
+                if (getattr(module, "__file__", None) or "").startswith(workdir):
+                    del sys.modules[name]
 
 
 def _probe_in(page: Path, workdir: Path) -> dict:
@@ -146,5 +158,91 @@ def _probe_in(page: Path, workdir: Path) -> dict:
     }
 
 
+def _configs() -> dict[str, object]:
+    import torch._dynamo.config
+    import torch._functorch.config
+    import torch.fx.experimental._config
+
+    return {
+        "torch._dynamo.config": torch._dynamo.config,
+        "torch._functorch.config": torch._functorch.config,
+        "torch.fx.experimental._config": torch.fx.experimental._config,
+    }
+
+
+def _modes() -> dict[str, tuple]:
+    """torch's global modes a page may switch: name -> (getter, setter)."""
+    import torch
+
+    return {
+        "torch.is_grad_enabled": (torch.is_grad_enabled, torch.set_grad_enabled),
+        "torch.are_deterministic_algorithms_enabled": (
+            torch.are_deterministic_algorithms_enabled,
+            torch.use_deterministic_algorithms,
+        ),
+        "torch.get_default_dtype": (torch.get_default_dtype, torch.set_default_dtype),
+    }
+
+
+def _settings() -> dict[str, object]:
+    """What a page's code may change for the pages after it: the config of Dynamo and its
+    neighbours, and torch's global modes."""
+    found = {name: getter() for name, (getter, _) in _modes().items()}
+    for owner, config in _configs().items():
+        found.update({f"{owner}.{key}": value for key, value in config.get_config_copy().items()})
+    return found
+
+
+def _restore(fresh: dict[str, object]) -> list[str]:
+    """Put back every setting that differs from ``fresh``; returns their names."""
+    changed = sorted(name for name, value in _settings().items() if fresh[name] != value)
+    modes, configs = _modes(), _configs()
+    for name in changed:
+        if name in modes:
+            modes[name][1](fresh[name])
+        else:
+            owner, _, key = name.rpartition(".")
+            configs[owner].load_config({key: fresh[name]})
+    return changed
+
+
+# The settings of this process before its first page.
+_FRESH: dict[str, object] = {}
+
+
+def handle(request: dict) -> dict:
+    """Probe one page in a long-lived worker, as a fresh process would.
+
+    Before: Dynamo reset, a fresh stdin for `input()`. After (`probe` unloads the page's
+    modules): every setting it changed put back and named in the result, Dynamo reset again.
+    """
+    import torch._dynamo
+
+    if not _FRESH:
+        _FRESH.update(_settings())
+    torch._dynamo.reset()
+    sys.stdin = io.StringIO(STDIN)
+    try:
+        result = probe(Path(request["page"]))
+    finally:
+        restored = _restore(_FRESH)
+        torch._dynamo.reset()
+    return {"status": "ok", **result, "restored": restored}
+
+
+def _probe_one(path: str) -> int:
+    os.environ["PYTHONBREAKPOINT"] = "0"
+    # What the probed code prints goes to stderr; stdout carries only the result.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = handle({"page": str(Path(path).resolve())})
+    print(json.dumps(result, indent=1))
+    return 1 if result["problems"] else 0
+
+
 if __name__ == "__main__":
-    sys.exit(probe_main(probe, sys.argv))
+    if sys.argv[1] == "--serve":
+        from torchlint.verify.worker import serve
+
+        serve(handle, int(sys.argv[2]))
+    else:
+        sys.exit(_probe_one(sys.argv[1]))

@@ -1,10 +1,33 @@
-"""Fixtures shared by the tests."""
+"""Fixtures shared by the tests, and the guard that keeps the static tier free of torch.
+
+Tests that import torch or run Dynamo, here or in a process they start, are marked
+`dynamo`; `python -m pytest -m "not dynamo"` runs the rest without ever importing torch.
+Test modules therefore import torch inside the tests that need it, never at collection.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if "torch" in sys.modules:
+        raise pytest.UsageError(
+            "collecting the tests imported torch: import it inside the `dynamo` tests that need it"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_leave_torch_alone(request: pytest.FixtureRequest):
+    # Only a test that starts without torch can be caught importing it: in the static tier,
+    # every test.
+    watched = "torch" not in sys.modules and request.node.get_closest_marker("dynamo") is None
+    yield
+    if watched and "torch" in sys.modules:
+        pytest.fail(f"{request.node.nodeid} imported torch; mark it `dynamo`", pytrace=False)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ a project of files on disk through the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -14,6 +15,13 @@ from torchlint.config import ConfigResolver, Settings
 from torchlint.engine import describe_regions, lint_text
 from torchlint.runner import _ProjectRun
 from torchlint.workers import Workers
+
+
+def dynamo_workers() -> int:
+    """How many warm torch workers a module of dynamo tests keeps: one per core, at most four.
+    Each costs a torch import and about 400 MB; past a few, they save less than they cost."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores, 4)
 
 
 def findings(source: str, **settings) -> list[tuple[str, int]]:

@@ -1,23 +1,27 @@
 """The rule pages (`rules/TLnnn-name.md`) are documentation that cannot lie.
 
 Each page has the agreed sections and names its Dynamo ids; its Example triggers exactly
-its rule and its Use instead nothing; and, with torch installed, a subprocess per page
-checks the Example really breaks and the Use instead really compiles to the same output.
+its rule and its Use instead nothing; and, with torch installed, warm probe workers (one
+per core, each page from the state of a fresh process) check the Example really breaks and
+the Use instead really compiles to the same output.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
-from _probe_process import run_probe
+from helpers import dynamo_workers
 from torchlint.config import Settings
 from torchlint.engine import lint_text
 from torchlint.rules import all_rules, rule_by_code
+from torchlint.verify.pool import Job, WorkerPool
 
 REPO = Path(__file__).resolve().parent.parent
 RULES_DIR = REPO / "rules"
@@ -26,7 +30,10 @@ PAGES = sorted(RULES_DIR.glob("TL*.md"))
 # Rules that predict a graph break have runnable examples; TL9xx pages are only linted.
 RUNNABLE_PAGES = [page for page in PAGES if not rule_code(page).startswith("TL9")]
 
-# The probes run in subprocesses; the test process itself never imports torch.
+# One page's probe, Dynamo's first compile in a worker included (starting one has its own limit).
+PROBE_TIMEOUT_S = 240
+
+# The probes run in worker processes; the test process itself never imports torch.
 torch_installed = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None, reason="torch is not installed"
 )
@@ -98,8 +105,45 @@ def test_use_instead_is_clean(page: Path):
     assert findings == [], [(d.code, d.location.row, d.message) for d in findings]
 
 
+@pytest.fixture(scope="module")
+def probe_pool():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    with WorkerPool(dynamo_workers(), env=env, command=[sys.executable, str(PROBE), "--serve"]) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def page_probes(probe_pool: WorkerPool, request: pytest.FixtureRequest) -> dict[str, dict]:
+    """The probe of every page whose test below is selected, all run at once across the pool."""
+    pages = [
+        item.callspec.params["page"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_examples_hold_under_dynamo"
+    ]
+    results: dict[str, dict] = {}
+    jobs = [Job(page.name, {"page": str(page)}) for page in pages]
+    probe_pool.run(jobs, timeout=PROBE_TIMEOUT_S, on_done=lambda job, result: results.__setitem__(job.key, result))
+    return results
+
+
 @torch_installed
+@pytest.mark.dynamo
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=_page_id)
-def test_examples_hold_under_dynamo(page: Path):
-    result = run_probe(PROBE, page)
+def test_examples_hold_under_dynamo(page: Path, page_probes: dict[str, dict]):
+    result = page_probes[page.name]
+    assert result["status"] == "ok", f"{result['error']}\n{result.get('traceback', '')}"
     assert result["problems"] == [], "\n".join(result["problems"])
+
+
+@torch_installed
+@pytest.mark.dynamo
+def test_a_worker_puts_back_what_a_page_changes(probe_pool: WorkerPool):
+    # TL306's Example turns Dynamo's trace_numpy off. Probed twice in one worker, the page
+    # must find it on again the second time, as in a fresh process, and put it back again.
+    numpy_page = next(page for page in RUNNABLE_PAGES if rule_code(page) == "TL306")
+    with probe_pool.worker() as worker:
+        changed = worker.request({"page": str(numpy_page)}, PROBE_TIMEOUT_S)
+        after = worker.request({"page": str(numpy_page)}, PROBE_TIMEOUT_S)
+    assert changed["restored"] == ["torch._dynamo.config.trace_numpy"], changed
+    assert after["restored"] == ["torch._dynamo.config.trace_numpy"] and after["problems"] == [], after

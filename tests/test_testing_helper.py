@@ -1,4 +1,7 @@
-"""torchlint.testing, run against real Dynamo on model code written to real files."""
+"""torchlint.testing, run against real Dynamo on model code written to real files.
+
+torch comes from the `torch` fixture, so collecting this module does not import it.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +13,21 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
-torch = pytest.importorskip("torch")
-
-from torchlint.rules import all_rules, rule_by_code  # noqa: E402
-from torchlint.testing import (  # noqa: E402
+from torchlint.rules import all_rules, rule_by_code
+from torchlint.testing import (
     GraphBreakError,
     assert_no_graph_breaks,
     check_graph_breaks,
     no_graph_breaks,
 )
-from torchlint.verify.breaks import Break  # noqa: E402
+from torchlint.verify.breaks import Break
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
 
 CLEAN = """
 import torch
@@ -84,13 +90,15 @@ def failure(fn, *args) -> GraphBreakError:
     return raised.value
 
 
-def test_clean_module_passes(tmp_path):
+@pytest.mark.dynamo
+def test_clean_module_passes(torch, tmp_path):
     model = load(tmp_path, "clean", CLEAN).Net()
     assert assert_no_graph_breaks(model, torch.randn(2, 4)) is None
     assert no_graph_breaks(model, torch.randn(2, 4)) == []
 
 
-def test_print_in_forward_fails_with_the_finding(tmp_path):
+@pytest.mark.dynamo
+def test_print_in_forward_fails_with_the_finding(torch, tmp_path):
     module = load(tmp_path, "prints", PRINTS)
     error = failure(module.Net(), torch.ones(3))
     assert isinstance(error, AssertionError)
@@ -102,7 +110,8 @@ def test_print_in_forward_fails_with_the_finding(tmp_path):
     assert f"\n  help: {rule_by_code('TL101').suggestion}" in message
 
 
-def test_plain_function_is_linted_as_traced_code_and_paths_are_relative(tmp_path, monkeypatch):
+@pytest.mark.dynamo
+def test_plain_function_is_linted_as_traced_code_and_paths_are_relative(torch, tmp_path, monkeypatch):
     module = load(tmp_path, "prints", PRINTS)
     monkeypatch.chdir(tmp_path)
     row = line_of(module, 'print("step")')
@@ -111,7 +120,8 @@ def test_plain_function_is_linted_as_traced_code_and_paths_are_relative(tmp_path
     assert f"\nprints.py:{row}:5: TL101 " in message
 
 
-def test_break_no_rule_claims_shows_dynamo_type_and_id(tmp_path):
+@pytest.mark.dynamo
+def test_break_no_rule_claims_shows_dynamo_type_and_id(torch, tmp_path):
     module = load(tmp_path, "branches", BRANCHES)
     error = failure(module.pick, torch.ones(3))
     (brk,) = error.breaks
@@ -124,6 +134,8 @@ def test_break_no_rule_claims_shows_dynamo_type_and_id(tmp_path):
         assert brk.gb_id and f":1: {brk.gb_id} {brk.gb_type}" in message
 
 
+@pytest.mark.dynamo
+@pytest.mark.usefixtures("torch")  # the module it loads imports torch
 def test_rule_for_the_break_type_names_a_break_no_finding_covers(tmp_path):
     module = load(tmp_path, "clean", CLEAN)
     row = line_of(module, "return torch.relu")
@@ -146,6 +158,8 @@ def test_break_without_location_or_id():
     assert check_graph_breaks([]) is None
 
 
+@pytest.mark.dynamo
+@pytest.mark.usefixtures("torch")  # the test it runs imports torch
 def test_pytest_fixture(pytester):
     pytester.makeconftest('pytest_plugins = ["torchlint.testing"]\n')
     pytester.makepyfile(

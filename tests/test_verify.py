@@ -1,4 +1,10 @@
-"""`torchlint verify` end to end: real workers, real TorchDynamo on the CPU."""
+"""`torchlint verify` end to end: real workers, real TorchDynamo on the CPU.
+
+Most runs go through the command in this process, on warm workers shared by the module
+(`verify_pool`): each is still a run of its own, with its own targets, static findings,
+report and exit code, as `torchlint verify` gives a run of several files. The runs that
+kill their workers, and those that check how the command fails, are real processes.
+"""
 
 from __future__ import annotations
 
@@ -11,33 +17,58 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from helpers import dynamo_workers
+from torchlint.cli import cli
 from torchlint.rules import rule_by_code
 from torchlint.verify.compare import expectations
+from torchlint.verify.pool import WorkerPool
 from torchlint.verify.targets import declares_targets, parse_target_argument
 
 REPO = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
 
-def verify(*arguments: str, cwd: Path = REPO, timeout: int = 600, importable: bool = False) -> subprocess.CompletedProcess:
-    """``importable``: the target's folder is on the path, so its files import each other."""
-    path = [str(REPO), str(cwd)] if importable else [str(REPO)]
+@pytest.fixture(scope="module")
+def verify_pool():
+    """Warm verify workers (one per core, see `dynamo_workers`) for every in-process run here."""
+    with WorkerPool(dynamo_workers(), env=ENV) as pool:
+        yield pool
+
+
+def verify_process(*arguments: str, cwd: Path = REPO, timeout: int = 600) -> subprocess.CompletedProcess:
+    """`torchlint verify -q ARGUMENTS` in a process of its own, with workers of its own."""
     return subprocess.run(
         [sys.executable, "-m", "torchlint", "verify", "-q", *arguments],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        env=ENV,
     )
 
 
-def verify_json(*arguments: str, cwd: Path = REPO, expect_exit: int = 0, importable: bool = False) -> dict:
-    completed = verify("--output-format", "json", *arguments, cwd=cwd, importable=importable)
-    assert completed.returncode == expect_exit, completed.stdout[-3000:] + completed.stderr[-3000:]
-    return json.loads(completed.stdout)
+def verify(pool: WorkerPool, *arguments: str, cwd: Path = REPO):
+    """`torchlint verify -q ARGUMENTS` run from ``cwd`` in this process, on ``pool``'s workers;
+    the result has exit_code, stdout and stderr."""
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, ["verify", "-q", *arguments], obj={"verify_pool": pool})
+    finally:
+        os.chdir(before)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def verify_json(pool: WorkerPool, *arguments: str, cwd: Path = REPO, expect_exit: int = 0) -> dict:
+    result = verify(pool, "--output-format", "json", *arguments, cwd=cwd)
+    assert result.exit_code == expect_exit, result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads(result.stdout)
 
 
 def write(path: Path, source: str) -> Path:
@@ -68,8 +99,9 @@ def test_expectations_come_from_comments_only():
 
 
 @needs_torch
-def test_fixtures_agree_with_dynamo():
-    report = verify_json("fixtures/", "--jobs", "2")
+@pytest.mark.dynamo
+def test_fixtures_agree_with_dynamo(verify_pool):
+    report = verify_json(verify_pool, "fixtures/", "--jobs", "2")
     summary = report["summary"]
     assert summary["errors"] == 0
     assert summary["targets"] >= 10
@@ -87,9 +119,10 @@ def test_fixtures_agree_with_dynamo():
 
 
 @needs_torch
-def test_one_target_by_name_and_the_text_table():
-    completed = verify("fixtures/transformer_block.py::attention")
-    assert completed.returncode == 0, completed.stderr
+@pytest.mark.dynamo
+def test_one_target_by_name_and_the_text_table(verify_pool):
+    completed = verify(verify_pool, "fixtures/transformer_block.py::attention")
+    assert completed.exit_code == 0, completed.stderr
     assert "fixtures/transformer_block.py::attention" in completed.stdout
     assert "fixtures/transformer_block.py::block" not in completed.stdout
     assert "precision 1.00, recall 1.00" in completed.stdout
@@ -117,9 +150,10 @@ MODEL_WITH_LOOP = """\
 
 
 @needs_torch
-def test_breaks_are_blamed_on_user_lines_even_after_an_empty_graph_and_in_loops(tmp_path):
+@pytest.mark.dynamo
+def test_breaks_are_blamed_on_user_lines_even_after_an_empty_graph_and_in_loops(verify_pool, tmp_path):
     write(tmp_path / "model.py", MODEL_WITH_LOOP)
-    report = verify_json("model.py", cwd=tmp_path)
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
     breaks = {brk["line"]: brk for brk in report["targets"][0]["breaks"]}
     # logging.info is blamed inside the logging module; verify walks out to the caller.
     assert breaks[9]["file"] == str((tmp_path / "model.py").resolve())
@@ -132,7 +166,8 @@ def test_breaks_are_blamed_on_user_lines_even_after_an_empty_graph_and_in_loops(
 
 
 @needs_torch
-def test_disagreement_exits_one_and_names_the_line(tmp_path):
+@pytest.mark.dynamo
+def test_disagreement_exits_one_and_names_the_line(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",
         """\
@@ -149,14 +184,15 @@ def test_disagreement_exits_one_and_names_the_line(tmp_path):
             return {"double": (double, (torch.ones(2),))}
         """,
     )
-    report = verify_json("model.py", cwd=tmp_path, expect_exit=1)
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path, expect_exit=1)
     [problem] = report["annotations"]
     assert problem["line"] == 6 and problem["expected"] == ["TL101"] and problem["static"] == []
     assert problem["ran"] and not problem["dynamo"]
 
 
 @needs_torch
-def test_findings_on_lines_that_never_ran_are_not_false_positives(tmp_path):
+@pytest.mark.dynamo
+def test_findings_on_lines_that_never_ran_are_not_false_positives(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",
         """\
@@ -174,12 +210,13 @@ def test_findings_on_lines_that_never_ran_are_not_false_positives(tmp_path):
             return {"quiet": (scale, (torch.ones(2),))}
         """,
     )
-    report = verify_json("model.py", cwd=tmp_path)
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
     assert report["summary"]["findings"] == 0 and report["summary"]["false_positives"] == 0
 
 
 @needs_torch
-def test_compile_profile_from_config_reaches_dynamo(tmp_path):
+@pytest.mark.dynamo
+def test_compile_profile_from_config_reaches_dynamo(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",
         """\
@@ -196,13 +233,14 @@ def test_compile_profile_from_config_reaches_dynamo(tmp_path):
             return {"scale": (Scale(), (torch.ones(3),))}
         """,
     )
-    default = verify("--output-format", "json", "model.py", cwd=tmp_path)
+    default = verify(verify_pool, "--output-format", "json", "model.py", cwd=tmp_path)
     assert json.loads(default.stdout)["summary"]["breaks"] == 1
     write(tmp_path / "pyproject.toml", "[tool.torchlint]\ncapture-scalar-outputs = true\n")
-    assert verify_json("model.py", cwd=tmp_path)["summary"]["breaks"] == 0
+    assert verify_json(verify_pool, "model.py", cwd=tmp_path)["summary"]["breaks"] == 0
 
 
 @needs_torch
+@pytest.mark.dynamo
 def test_crashing_and_hanging_targets_are_errors_and_the_run_goes_on(tmp_path):
     write(
         tmp_path / "model.py",
@@ -230,7 +268,7 @@ def test_crashing_and_hanging_targets_are_errors_and_the_run_goes_on(tmp_path):
             return {"crash": (crash, (x,)), "hang": (hang, (x,)), "fine": (fine, (x,))}
         """,
     )
-    completed = verify("--output-format", "json", "--timeout", "20", "model.py", cwd=tmp_path)
+    completed = verify_process("--output-format", "json", "--timeout", "20", "model.py", cwd=tmp_path)
     assert completed.returncode == 2
     report = json.loads(completed.stdout)
     status = {target["id"].rpartition("::")[2]: target for target in report["targets"]}
@@ -240,7 +278,8 @@ def test_crashing_and_hanging_targets_are_errors_and_the_run_goes_on(tmp_path):
 
 
 @needs_torch
-def test_target_that_raises_is_reported_with_its_traceback(tmp_path):
+@pytest.mark.dynamo
+def test_target_that_raises_is_reported_with_its_traceback(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",
         """\
@@ -252,13 +291,14 @@ def test_target_that_raises_is_reported_with_its_traceback(tmp_path):
             return {"broken": (broken, (1,))}
         """,
     )
-    completed = verify("model.py", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = verify(verify_pool, "model.py", cwd=tmp_path)
+    assert completed.exit_code == 2
     assert "error in model.py::broken: ValueError: no such layer" in completed.stdout
 
 
 @needs_torch
-def test_inductor_backend_compares_outputs_with_eager(tmp_path):
+@pytest.mark.dynamo
+def test_inductor_backend_compares_outputs_with_eager(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",
         """\
@@ -274,17 +314,18 @@ def test_inductor_backend_compares_outputs_with_eager(tmp_path):
             return {"mlp": (gelu_mlp, (torch.randn(4, 8), torch.randn(8, 8)))}
         """,
     )
-    report = verify_json("--backend", "inductor", "model.py", cwd=tmp_path)
+    report = verify_json(verify_pool, "--backend", "inductor", "model.py", cwd=tmp_path)
     [target] = report["targets"]
     assert target["outputs_match"] is True and target["fullgraph"]["ok"] is True
 
 
 @needs_torch
-def test_cuda_asked_for_without_cuda_is_a_clear_error(tmp_path):
-    probe = [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"]
-    if subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "True":
-        pytest.skip("this machine has CUDA")
-    completed = verify("--device", "cuda", "fixtures/", timeout=300)
+@pytest.mark.dynamo
+def test_cuda_asked_for_without_cuda_is_a_clear_error(verify_pool):
+    with verify_pool.worker() as worker:
+        if worker.has_cuda:
+            pytest.skip("this machine has CUDA")
+    completed = verify_process("--device", "cuda", "fixtures/", timeout=300)
     assert completed.returncode == 2
     assert "sees no CUDA device" in completed.stderr
     assert "Traceback" not in completed.stderr
@@ -292,20 +333,20 @@ def test_cuda_asked_for_without_cuda_is_a_clear_error(tmp_path):
 
 def test_no_targets_is_a_usage_error(tmp_path):
     write(tmp_path / "plain.py", "x = 1\n")
-    completed = verify("plain.py", cwd=tmp_path)
+    completed = verify_process("plain.py", cwd=tmp_path)
     assert completed.returncode == 2
     assert "no targets" in completed.stderr
 
 
 def test_missing_path_is_an_error(tmp_path):
-    completed = verify("nowhere.py::block", cwd=tmp_path)
+    completed = verify_process("nowhere.py::block", cwd=tmp_path)
     assert completed.returncode == 2
     assert "nowhere.py" in completed.stderr
 
 
 @needs_torch
-@needs_torch
-def test_an_object_from_another_file_given_to_the_module(tmp_path: Path) -> None:
+@pytest.mark.dynamo
+def test_an_object_from_another_file_given_to_the_module(verify_pool, tmp_path: Path) -> None:
     write(
         tmp_path / "schedulers.py",
         """\
@@ -336,7 +377,8 @@ def test_an_object_from_another_file_given_to_the_module(tmp_path: Path) -> None
             return {"loop": (Loop(Scheduler()), (torch.randn(3),))}
         """,
     )
-    report = verify_json("model.py", cwd=tmp_path, importable=True)
+    # The worker puts the target's folder first on the path, so `from schedulers import ...` resolves.
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
     # The print in the other file is found without taking every function that ran for compiled.
     summary = report["summary"]
     assert (summary["matched"], summary["misses"], summary["false_positives"]) == (1, 0, 0)
@@ -345,7 +387,9 @@ def test_an_object_from_another_file_given_to_the_module(tmp_path: Path) -> None
     assert brk["matched_by"] == ["TL101"]
 
 
-def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
+@needs_torch
+@pytest.mark.dynamo
+def test_traced_regions_separate_rule_misses_from_region_misses(verify_pool, tmp_path):
     # The scheduler reaches `forward` from a factory: torchlint does not follow what a function
     # returns into a constructor, so the print in `step` is a region miss, which the traced view
     # (every function that ran) finds.
@@ -378,10 +422,10 @@ def test_traced_regions_separate_rule_misses_from_region_misses(tmp_path):
             return {"loop": (Loop(make_scheduler()), (torch.randn(3),))}
         """,
     )
-    report = verify_json("model.py", cwd=tmp_path, expect_exit=1)
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path, expect_exit=1)
     assert report["summary"]["misses"] == 1 and report["summary"]["matched"] == 0
     traced = report["traced_regions"]
     assert traced["summary"]["misses"] == 0 and traced["summary"]["matched"] == 1
     assert traced["summary"]["recall"] == 1.0
-    text = verify("model.py", cwd=tmp_path).stdout
+    text = verify(verify_pool, "model.py", cwd=tmp_path).stdout
     assert "with every function that ran taken as compiled: 1 matched" in text

@@ -304,7 +304,9 @@ def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=lambda ctx, param, value: _writable_report(value), help="Write the report to this file instead of stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
 def verify_command(
+    caller: dict | None,
     targets: tuple[str, ...],
     device: str,
     backend: str,
@@ -328,7 +330,10 @@ def verify_command(
     options = VerifyOptions(device, backend, mode, timeout, jobs)
     progress = None if quiet else _verify_progress(sys.stderr.isatty())
     try:
-        comparison, settings = verify(targets, ConfigResolver(explicit=config_path), options, progress)
+        # A program that runs verify many times (the test suite) may hand in warm workers
+        # as click's context object.
+        pool = (caller or {}).get("verify_pool")
+        comparison, settings = verify(targets, ConfigResolver(explicit=config_path), options, progress, pool)
     except (VerifyError, ConfigError) as error:
         _fail(str(error))
         return

@@ -1,7 +1,8 @@
 """Worker processes for verify: each keeps torch imported; a crash or a hang costs one target.
 
 A worker that dies or runs past the timeout is killed and replaced, and its target is
-reported as an error; the run goes on.
+reported as an error; the run goes on. A pool keeps its workers between runs, so listing
+the targets and running them share one torch import.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 # Importing torch in a fresh worker takes seconds; that is not the target's time.
@@ -27,15 +29,18 @@ class WorkerFailed(Exception):
 
 
 class Worker:
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    """One worker process; ``command`` starts a different server (see `worker.serve`)."""
+
+    def __init__(self, env: dict[str, str] | None = None, command: Sequence[str] | None = None) -> None:
         self._stderr = tempfile.TemporaryFile()
         # Requests travel on their own pipe: the worker's stdin is empty, so a target
         # that reads the terminal (`input()`, `pdb`) gets end-of-file instead of hanging.
         env = dict(os.environ if env is None else env)
         env.setdefault("PYTHONBREAKPOINT", "0")
         request_read, request_write = os.pipe()
+        command = list(command or [sys.executable, "-m", "torchlint.verify.worker"])
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "torchlint.verify.worker", str(request_read)],
+            [*command, str(request_read)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -94,24 +99,42 @@ class Job:
     payload: dict
 
 
-def run_jobs(
-    jobs: Iterable[Job],
-    *,
-    workers: int,
-    timeout: float,
-    on_done: Callable[[Job, dict], None],
-    env: dict[str, str] | None = None,
-) -> str | None:
-    """Run every job on a pool of workers; returns the workers' torch version."""
-    pending: queue.Queue[Job] = queue.Queue()
-    for job in jobs:
-        pending.put(job)
-    versions: list[str] = []
-    lock = threading.Lock()
+class WorkerPool:
+    """Up to ``size`` workers, each started when first needed and kept until `close`."""
 
-    def serve() -> None:
-        worker: Worker | None = None
+    def __init__(self, size: int, env: dict[str, str] | None = None, command: Sequence[str] | None = None) -> None:
+        self.size = max(1, size)
+        self._env = env
+        self._command = command
+        # A slot holds a started worker, or None until one is needed.
+        self._slots: queue.Queue[Worker | None] = queue.Queue()
+        for _ in range(self.size):
+            self._slots.put(None)
+
+    @contextmanager
+    def worker(self) -> Iterator[Worker]:
+        """A started worker, back in the pool afterwards; one that failed is closed and dropped."""
+        worker = self._slots.get()
         try:
+            if worker is None:
+                worker = Worker(self._env, self._command)
+            yield worker
+        except WorkerFailed:
+            if worker is not None:
+                worker.close()
+            worker = None
+            raise
+        finally:
+            self._slots.put(worker)
+
+    def run(self, jobs: Iterable[Job], *, timeout: float, on_done: Callable[[Job, dict], None]) -> None:
+        """Run every job, ``size`` at a time; ``on_done`` gets each job with its response."""
+        pending: queue.Queue[Job] = queue.Queue()
+        for job in jobs:
+            pending.put(job)
+        lock = threading.Lock()
+
+        def serve() -> None:
             while True:
                 try:
                     job = pending.get_nowait()
@@ -119,25 +142,28 @@ def run_jobs(
                     return
                 started = time.monotonic()
                 try:
-                    if worker is None:
-                        worker = Worker(env)
-                        versions.append(worker.torch_version)
-                    response = worker.request(job.payload, timeout)
+                    with self.worker() as worker:
+                        response = worker.request(job.payload, timeout)
                 except WorkerFailed as failure:
-                    if worker is not None:
-                        worker.close()
-                    worker = None
                     response = {"status": "error", "error": str(failure)}
                 response["seconds"] = round(time.monotonic() - started, 2)
                 with lock:
                     on_done(job, response)
-        finally:
+
+        threads = [threading.Thread(target=serve, daemon=True) for _ in range(self.size)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def close(self) -> None:
+        for _ in range(self.size):
+            worker = self._slots.get()
             if worker is not None:
                 worker.close()
 
-    threads = [threading.Thread(target=serve, daemon=True) for _ in range(max(1, workers))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return versions[0] if versions else None
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

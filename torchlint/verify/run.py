@@ -14,7 +14,7 @@ from torchlint.engine import module_name
 from torchlint.profile import dynamo_settings
 from torchlint.runner import check_files
 from torchlint.verify.compare import Comparison, compare
-from torchlint.verify.pool import Job, Worker, WorkerFailed, run_jobs
+from torchlint.verify.pool import Job, WorkerFailed, WorkerPool
 from torchlint.verify.traced import functions_that_ran
 from torchlint.verify.targets import TargetFile, declares_targets, parse_target_argument
 
@@ -52,37 +52,34 @@ def find_target_files(arguments: Sequence[str], resolver: ConfigResolver) -> lis
     return found
 
 
-def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: ConfigResolver, timeout: float) -> tuple[list[Job], list[tuple[str, dict]], str | None]:
-    """Ask one worker for the names each file declares (and whether CUDA is there)."""
-    try:
-        worker = Worker()
-    except WorkerFailed as failure:
-        raise VerifyError(f"cannot start a verify worker (is torch installed?): {failure}") from None
+def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: ConfigResolver, pool: WorkerPool) -> tuple[list[Job], list[tuple[str, dict]], str | None]:
+    """Ask a worker for the names each file declares (and whether CUDA is there)."""
     jobs: list[Job] = []
     failed: list[tuple[str, dict]] = []
-    try:
-        if options.device.startswith("cuda") and not worker.has_cuda:
-            raise VerifyError(f"--device {options.device} asked for, but torch {worker.torch_version} sees no CUDA device")
-        for target_file in files:
-            names = [target_file.only] if target_file.only else None
-            if names is None:
-                try:
-                    response = worker.request({"op": "list", "path": str(target_file.path)}, timeout)
-                except WorkerFailed as failure:
-                    worker = Worker()
-                    response = {"status": "error", "error": str(failure)}
-                if response["status"] != "ok":
-                    failed.append((f"{target_file.path}", response))
-                    continue
-                names = response["names"]
-            profile = dynamo_settings(resolver.for_path(target_file.path))
-            for name in names:
-                payload = {"op": "run", "path": str(target_file.path), "name": name, "device": options.device,
-                           "backend": options.backend, "mode": options.mode, "profile": profile}
-                jobs.append(Job(f"{target_file.path}::{name}", payload))
-        return jobs, failed, worker.torch_version
-    finally:
-        worker.close()
+    torch_version = None
+    for target_file in files:
+        names = [target_file.only] if target_file.only else None
+        try:
+            with pool.worker() as worker:
+                torch_version = worker.torch_version
+                if options.device.startswith("cuda") and not worker.has_cuda:
+                    raise VerifyError(f"--device {options.device} asked for, but torch {worker.torch_version} sees no CUDA device")
+                response = {"status": "ok", "names": names}
+                if names is None:
+                    response = worker.request({"op": "list", "path": str(target_file.path)}, options.timeout)
+        except WorkerFailed as failure:
+            if torch_version is None:
+                raise VerifyError(f"cannot start a verify worker (is torch installed?): {failure}") from None
+            response = {"status": "error", "error": str(failure)}
+        if response["status"] != "ok":
+            failed.append((f"{target_file.path}", response))
+            continue
+        profile = dynamo_settings(resolver.for_path(target_file.path))
+        for name in response["names"]:
+            payload = {"op": "run", "path": str(target_file.path), "name": name, "device": options.device,
+                       "backend": options.backend, "mode": options.mode, "profile": profile}
+            jobs.append(Job(f"{target_file.path}::{name}", payload))
+    return jobs, failed, torch_version
 
 
 def _with_packages(paths: set[str]) -> list[str]:
@@ -115,9 +112,15 @@ def verify(
     resolver: ConfigResolver,
     options: VerifyOptions,
     on_progress: Callable[[int, int, str], None] | None = None,
+    pool: WorkerPool | None = None,
 ) -> tuple[Comparison, dict]:
+    """``pool``: workers kept warm by the caller across runs (its size stands in for
+    ``options.jobs``); by default a pool of ``options.jobs`` workers for this run alone."""
+    if pool is None:
+        with WorkerPool(options.jobs) as own:
+            return verify(arguments, resolver, options, on_progress, own)
     files = find_target_files(arguments, resolver)
-    jobs, results, torch_version = _list_targets(files, options, resolver, options.timeout)
+    jobs, results, torch_version = _list_targets(files, options, resolver, pool)
     done = len(results)
 
     def record(job: Job, response: dict) -> None:
@@ -127,7 +130,7 @@ def verify(
         if on_progress is not None:
             on_progress(done, len(jobs), job.key)
 
-    run_jobs(jobs, workers=options.jobs, timeout=options.timeout, on_done=record)
+    pool.run(jobs, timeout=options.timeout, on_done=record)
     order = {job.key: index for index, job in enumerate(jobs)}
     results.sort(key=lambda item: order.get(item[0], -1))
 

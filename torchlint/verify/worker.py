@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -229,10 +229,14 @@ def run_target(request: dict) -> dict:
 
 
 def handle(request: dict) -> dict:
+    if request["op"] == "list":
+        return {"status": "ok", "names": list(_load_targets(request["path"]))}
+    return run_target(request)
+
+
+def _answer(handler: Callable[[dict], dict], request: dict) -> dict:
     try:
-        if request["op"] == "list":
-            return {"status": "ok", "names": list(_load_targets(request["path"]))}
-        return run_target(request)
+        return handler(request)
     except BaseException as error:  # noqa: BLE001 - the parent reports it and goes on
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -243,20 +247,25 @@ def handle(request: dict) -> dict:
         }
 
 
-def main() -> None:
+def serve(handler: Callable[[dict], dict], requests_fd: int) -> None:
+    """Import torch once, then answer each JSON request line read from ``requests_fd``.
+
+    Other long-lived torch processes (the test suite's page probes) serve with their own
+    ``handler``, so that `pool.Worker` drives them too.
+    """
     # Keep the response channel clean: user prints (even from C) land on stderr.
     responses = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    import torch  # noqa: F401 - imported once, before the first target
+    import torch  # noqa: F401 - imported once, before the first request
 
     ready = {"status": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()}
     responses.write(json.dumps(ready) + "\n")
-    requests = os.fdopen(int(sys.argv[1]), "r")
+    requests = os.fdopen(requests_fd, "r")
     for line in requests:
         if line.strip():
-            responses.write(json.dumps(handle(json.loads(line))) + "\n")
+            responses.write(json.dumps(_answer(handler, json.loads(line))) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    serve(handle, int(sys.argv[1]))
