@@ -10,10 +10,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _setup_commands() -> list[str]:
-    """The commands of the README's "Set-up on a fresh machine" section, in order."""
+    """The install-and-run and install-and-test commands that open the README's
+    "Set-up on a fresh machine" section (the ones after them are for developers)."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Set-up on a fresh machine", 1)[1].split("\n## ", 1)[0]
-    blocks = section.split("```bash\n")[1:]
+    blocks = section.split("```bash\n")[1:3]
     return [block.split("\n```", 1)[0].strip() for block in blocks]
 
 

@@ -43,14 +43,11 @@ def cli() -> None:
 
 def main() -> None:
     """The console entry point: never a traceback, always an exit code."""
-    from torchlint.workers import Interrupted, stop_on_signals
+    from torchlint.workers import stop_on_signals
 
     stop_on_signals()
     try:
         cli()
-    except Interrupted as interrupted:
-        # The run unwound and stopped its workers; the shell's convention says how it ended.
-        sys.exit(interrupted.exit_code)
     except Exception as error:  # noqa: BLE001 - the last line of defence
         click.echo(f"error: internal error: {type(error).__name__}: {error}", err=True)
         sys.exit(EXIT_ERROR)

@@ -5,7 +5,7 @@ closed editor) whose workers kept running would hold the caller's stdout and std
 and whoever waits on those pipes would wait for ever. Linux ends a worker the moment its
 parent dies (`PR_SET_PDEATHSIG`); on every POSIX system a watch thread also ends it once
 it has been handed to another parent. Ctrl-C reaches the whole process group: workers
-ignore it and the run that owns them stops them.
+ignore it, and the run that owns them kills them and exits.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
@@ -30,7 +31,7 @@ def _die_with_parent(parent: int) -> None:
     """Pool initializer: run in each worker before any work.
 
     The worker was forked with the stop signals blocked (see ``Workers.map``), so none can
-    reach it before it has its own handlers: the run's, which unwind the run, must not run here."""
+    reach it before it has its own handlers: the run's, which end the run, must not run here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
@@ -68,7 +69,7 @@ class Workers:
         if exc_type is None:
             self._pool.shutdown()
             return
-        # Interrupted or failed: what the workers are doing no longer matters.
+        # Failed: what the workers are doing no longer matters.
         _kill_workers(self._pool)
 
     def map(self, function: Callable[..., list], items: list, *args) -> list:
@@ -79,6 +80,7 @@ class Workers:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.count, initializer=_die_with_parent, initargs=(os.getpid(),)
             )
+            _live_pools.add(self._pool)
         # Interleaved batches spread big and small files evenly over the workers.
         stride = min(len(items), self.count * 4)
         batches = [items[i::stride] for i in range(stride)]
@@ -111,19 +113,25 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=5)
 
 
-class Interrupted(BaseException):
-    """Ctrl-C or SIGTERM: not a KeyboardInterrupt, so click does not turn it into "Aborted!"."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.exit_code = 128 + signum
+_live_pools: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 
 
-def _raise_interrupted(signum: int, frame) -> None:
-    raise Interrupted(signum)
+def _stop_now(signum: int, frame) -> None:
+    """Ctrl-C or SIGTERM: end the run at once, quietly, with the shell's 128+N.
+
+    Raising from a signal handler could leave the pool's locks held and hang the run, so
+    nothing unwinds: the workers are killed and the process exits. Nothing is lost but
+    the report, which is written only at the end."""
+    for pool in list(_live_pools):
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                os.kill(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+    os._exit(128 + signum)
 
 
 def stop_on_signals() -> None:
-    """Make Ctrl-C and SIGTERM unwind the run (so its workers are stopped) and exit 128+N."""
-    signal.signal(signal.SIGINT, _raise_interrupted)
-    signal.signal(signal.SIGTERM, _raise_interrupted)
+    """Make Ctrl-C and SIGTERM end the command at once, its workers with it."""
+    signal.signal(signal.SIGINT, _stop_now)
+    signal.signal(signal.SIGTERM, _stop_now)
