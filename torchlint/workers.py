@@ -17,7 +17,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # How often a worker looks whether its parent is still the one that started it.
 _PARENT_POLL_S = 0.5
@@ -77,6 +80,9 @@ class Workers:
         if self.count == 1 or len(items) < 2:
             return function(items, *args) if items else []
         if self._pool is None:
+            # Imported here: multiprocessing costs start-up time that small runs never need.
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(
                 max_workers=self.count, initializer=_die_with_parent, initargs=(os.getpid(),)
             )
@@ -113,7 +119,7 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=5)
 
 
-_live_pools: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+_live_pools: weakref.WeakSet = weakref.WeakSet()
 
 
 def _stop_now(signum: int, frame) -> None:
