@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
+from torchlint.deep_stack import run_with_deep_stack
 from torchlint.engine import analyze_text, describe_regions, dynamo_config_of, lint_text
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
@@ -19,6 +21,8 @@ from torchlint.semantic.outline import FileOutline
 from torchlint.semantic.project import ProjectFacts, ProjectIndex
 from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
+
+_T = TypeVar("_T")
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_PER_WORKER = 16
@@ -44,13 +48,20 @@ class CheckRun:
         return {r.path: r.source for r in self.results if r.source is not None}
 
 
-def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
+def _per_file(path: str, work: Callable[[], _T]) -> _T | FileError:
+    """One file's analysis, on a stack deep enough for deeply nested code; whatever goes
+    wrong becomes the file's error."""
     try:
-        return work()
+        return run_with_deep_stack(work)
     except (RecursionError, MemoryError) as error:
-        return FileResult(path, errors=[FileError(path, f"too deeply nested to check ({type(error).__name__})")])
+        return FileError(path, f"too deeply nested to check ({type(error).__name__})")
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
-        return FileResult(path, errors=[FileError(path, f"internal error: {type(error).__name__}: {error}")])
+        return FileError(path, f"internal error: {type(error).__name__}: {error}")
+
+
+def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
+    outcome = _per_file(path, work)
+    return FileResult(path, errors=[outcome]) if isinstance(outcome, FileError) else outcome
 
 
 def check_text(
@@ -106,19 +117,28 @@ def _dynamo_config_batch(paths: list[Path]) -> list[dict]:
     found = []
     for path in paths:
         try:
-            found.append(dynamo_config_of(read_source(path)))
-        except (SourceError, RecursionError, MemoryError):
+            text = read_source(path)
+        except SourceError:
             found.append({})
+            continue
+        config = _per_file(str(path), lambda: dynamo_config_of(text))
+        found.append({} if isinstance(config, FileError) else config)
     return found
+
+
+def _describe(text: str, path: str, settings: Settings, project: ProjectFacts | None) -> list[RegionLine] | FileError:
+    return _per_file(path, lambda: describe_regions(text, path, settings, project=project))
 
 
 def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError]:
     described: list[list[RegionLine] | FileError] = []
     for path, settings, project in batch:
         try:
-            described.append(describe_regions(read_source(path), str(path), settings, project=project))
-        except (SourceError, RecursionError, MemoryError) as error:
-            described.append(FileError(str(path), str(error) or type(error).__name__))
+            text = read_source(path)
+        except SourceError as error:
+            described.append(FileError(str(path), str(error)))
+            continue
+        described.append(_describe(text, str(path), settings, project))
     return described
 
 
@@ -304,7 +324,10 @@ def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolv
         text = decode_source(data)
     except SourceError as error:
         return RegionsRun(errors=[FileError(path, str(error))])
-    return RegionsRun(files={path: describe_regions(text, path, settings)})
+    described = _describe(text, path, settings, None)
+    if isinstance(described, FileError):
+        return RegionsRun(errors=[described])
+    return RegionsRun(files={path: described})
 
 
 def check_stdin(
