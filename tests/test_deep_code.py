@@ -1,11 +1,13 @@
 """Deeply nested but valid code is checked like any other: long `elif` chains, sums,
 method chains and the like nest libcst's tree as deep as they are long, deeper than
-Python's default recursion limit, yet CPython compiles them."""
+Python's default recursion limit, yet CPython compiles them. Code nested deeper than
+CPython accepts is a syntax error, never a crash."""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -54,10 +56,32 @@ def _print_row(source: str) -> int:
     return source.splitlines().index(next(line for line in source.splitlines() if line.strip() == "print(x)")) + 1
 
 
+# Nests that CPython refuses; libcst alone would take gigabytes or overflow its stack.
+TOO_DEEP_FOR_PYTHON = {
+    "parentheses": "p = " + "(" * 100_000 + "x" + ")" * 100_000 + "\n",
+    "lists": "p = " + "[" * 5_000 + "x" + "]" * 5_000 + "\n",
+    "calls": "p = " + "f(" * 5_000 + "x" + ")" * 5_000 + "\n",
+    "not": "b = " + "not " * 20_000 + "x\n",
+    "unary-minus": "b = " + "-" * 100_000 + "x\n",
+}
+# Far more than a check needs, and little enough that a runaway parse fails fast.
+_MEMORY_LIMIT = 4 * 1024**3
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
+
+
 def _run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "torchlint", *args], cwd=cwd, input=stdin, capture_output=True, env=env, timeout=300
+        [sys.executable, "-m", "torchlint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+        preexec_fn=_limit_memory,
     )
 
 
@@ -94,3 +118,12 @@ def test_deep_code_shows_its_regions(tmp_path: Path) -> None:
     done = _run("check", "--show-regions", "model.py", cwd=tmp_path)
     assert "error:" not in done.stderr.decode(), done.stderr.decode()
     assert "Net.forward" in done.stdout.decode()
+
+
+@pytest.mark.parametrize("case", sorted(TOO_DEEP_FOR_PYTHON))
+def test_code_nested_deeper_than_python_accepts_is_a_syntax_error(case: str, tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(in_forward(TOO_DEEP_FOR_PYTHON[case]), encoding="utf-8")
+    done = _run("check", "--output-format", "json", path.name, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr.decode()[-2000:]
+    assert [d["code"] for d in json.loads(done.stdout)] == ["TL901"]

@@ -15,6 +15,7 @@ import pathspec
 from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
+from torchlint.parsing import parse_module
 from torchlint.positions import header_end, locate
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
@@ -208,7 +209,7 @@ def _lint(
     if (enabled or want_outline) and (parse_always or _must_parse(text, settings, project)):
         name = module_name(path, settings)
         try:
-            module = cst.parse_module(text)
+            module = parse_module(text)
         except cst.ParserSyntaxError as error:
             module = None
             outline = FileOutline(path, name, package_of(name, _is_package(path)))
@@ -240,7 +241,7 @@ def describe_regions(
     if not _must_parse(text, settings, project):
         return []
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError:
         return []
     summary = summarize(module, module_name(path, settings))
@@ -264,6 +265,6 @@ def dynamo_config_of(text: str) -> dict[str, bool | int | str]:
     if not mentions_dynamo(text):
         return {}
     try:
-        return summarize(cst.parse_module(text)).dynamo_config
+        return summarize(parse_module(text)).dynamo_config
     except cst.ParserSyntaxError:
         return {}
