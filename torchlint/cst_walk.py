@@ -105,18 +105,23 @@ def walk(
 
 def nested_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
     """The blocks a compound statement holds: body, handlers, `else`/`elif`, `finally`, cases."""
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from nested_blocks(orelse)
-    elif orelse is not None:
-        yield orelse.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
+    while True:
+        body = getattr(statement, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            yield body
+        for handler in getattr(statement, "handlers", ()):
+            yield handler.body
+        orelse = getattr(statement, "orelse", None)
+        if isinstance(orelse, cst.If):
+            # An `elif` holds nothing after its own blocks; a loop rather than a nested
+            # generator per `elif` keeps a long chain linear.
+            statement = orelse
+            continue
+        if orelse is not None:
+            yield orelse.body
+        final = getattr(statement, "finalbody", None)
+        if final is not None:
+            yield final.body
+        for case in getattr(statement, "cases", ()):
+            yield case.body
+        return

@@ -122,7 +122,10 @@ def _python_syntax_error(text: str, path: str) -> SyntaxError | None:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         return error
-    except (ValueError, RecursionError, MemoryError):
+    except (RecursionError, MemoryError) as error:
+        # Python cannot compile it either: nested deeper than its parser goes.
+        return SyntaxError(f"nested deeper than Python can parse ({type(error).__name__})", (path, 1, 1, None))
+    except ValueError:
         pass
     return None
 

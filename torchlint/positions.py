@@ -21,6 +21,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.diagnostic import Location
+from torchlint.parsing import parse_module
 from torchlint.source import LINE_END
 
 
@@ -110,7 +111,7 @@ def parse(text: str) -> Parsed:
     precedes them on their line) instead; the rows stay, and their columns are shifted back.
     """
     copy, shifts = _without_form_feed_indents(text)
-    return Parsed(cst.parse_module(copy), LineIndex(copy, shifts))
+    return Parsed(parse_module(copy), LineIndex(copy, shifts))
 
 
 def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:

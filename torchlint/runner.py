@@ -7,10 +7,12 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
+from torchlint.deep_stack import run_with_deep_stack
 from torchlint.engine import ParserLimit, UnparsableFile, analyze_text, describe_regions, dynamo_config_of, lint_text
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
@@ -19,6 +21,8 @@ from torchlint.semantic.project import ProjectFacts, ProjectIndex
 from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
 from torchlint.workers import Workers
+
+_T = TypeVar("_T")
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_PER_WORKER = 16
@@ -44,15 +48,22 @@ class CheckRun:
         return {r.path: r.source for r in self.results if r.source is not None}
 
 
-def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
+def _per_file(path: str, work: Callable[[], _T]) -> _T | FileError:
+    """One file's analysis, on a stack deep enough for deeply nested code; whatever goes
+    wrong becomes the file's error."""
     try:
-        return work()
+        return run_with_deep_stack(work)
     except ParserLimit as error:
-        return FileResult(path, errors=[FileError(path, f"could not be checked: {error}")])
+        return FileError(path, f"could not be checked: {error}")
     except (RecursionError, MemoryError) as error:
-        return FileResult(path, errors=[FileError(path, f"too deeply nested to check ({type(error).__name__})")])
+        return FileError(path, f"too deeply nested to check ({type(error).__name__})")
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
-        return FileResult(path, errors=[FileError(path, f"internal error: {type(error).__name__}: {error}")])
+        return FileError(path, f"internal error: {type(error).__name__}: {error}")
+
+
+def _guarded(path: str, work: Callable[[], FileResult]) -> FileResult:
+    outcome = _per_file(path, work)
+    return FileResult(path, errors=[outcome]) if isinstance(outcome, FileError) else outcome
 
 
 def check_text(
@@ -108,23 +119,38 @@ def _dynamo_config_batch(paths: list[Path]) -> list[dict]:
     found = []
     for path in paths:
         try:
-            found.append(dynamo_config_of(read_source(path)))
-        except (SourceError, RecursionError, MemoryError):
+            text = read_source(path)
+        except SourceError:
             found.append({})
+            continue
+        config = _per_file(str(path), lambda: dynamo_config_of(text))
+        found.append({} if isinstance(config, FileError) else config)
     return found
+
+
+def _describe(
+    text: str, path: str, settings: Settings, project: ProjectFacts | None
+) -> list[RegionLine] | FileError | Diagnostic:
+    """A file's compiled functions; a file that does not parse gives its TL901 instead."""
+
+    def describe() -> list[RegionLine] | Diagnostic:
+        try:
+            return describe_regions(text, path, settings, project=project)
+        except UnparsableFile as unparsable:
+            return unparsable.diagnostic
+
+    return _per_file(path, describe)
 
 
 def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | Diagnostic]:
     described: list[list[RegionLine] | FileError | Diagnostic] = []
     for path, settings, project in batch:
         try:
-            described.append(describe_regions(read_source(path), str(path), settings, project=project))
-        except UnparsableFile as unparsable:
-            described.append(unparsable.diagnostic)
-        except ParserLimit as error:
-            described.append(FileError(str(path), f"could not be checked: {error}"))
-        except (SourceError, RecursionError, MemoryError) as error:
-            described.append(FileError(str(path), str(error) or type(error).__name__))
+            text = read_source(path)
+        except SourceError as error:
+            described.append(FileError(str(path), str(error)))
+            continue
+        described.append(_describe(text, str(path), settings, project))
     return described
 
 
@@ -289,12 +315,7 @@ def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolv
     except SourceError as error:
         run.add(path, FileError(path, str(error)))
         return run
-    try:
-        run.add(path, describe_regions(text, path, settings))
-    except UnparsableFile as unparsable:
-        run.add(path, unparsable.diagnostic)
-    except ParserLimit as error:
-        run.add(path, FileError(path, f"could not be checked: {error}"))
+    run.add(path, _describe(text, path, settings, None))
     return run
 
 

@@ -161,6 +161,7 @@ class _Explainer:
 
 def _lint_file(filename: str) -> list[Diagnostic]:
     from torchlint.config import Settings
+    from torchlint.deep_stack import run_with_deep_stack
     from torchlint.engine import lint_text
 
     path = Path(filename)
@@ -175,7 +176,7 @@ def _lint_file(filename: str) -> list[Diagnostic]:
     # also where torchlint alone would not have guessed it runs under torch.compile.
     settings = Settings(root=root, entry_points=_function_names(text))
     try:
-        return lint_text(text, str(resolved), settings)
+        return run_with_deep_stack(lambda: lint_text(text, str(resolved), settings))
     except Exception:  # noqa: BLE001 - a lint failure must not hide the breaks themselves
         return []
 

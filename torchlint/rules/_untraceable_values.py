@@ -8,6 +8,7 @@ assignment that ran before the statement being checked instead.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,15 +39,29 @@ def autograd_ops_traced(ctx) -> bool:
 
 # -- what a name held ---------------------------------------------------------------
 
-_Assignment = tuple[int, cst.BaseExpression, cst.CSTNode]  # (statement order, value, statement)
+class _NameAssignments:
+    """One name's assignments in statement order, searchable by position: a name
+    reassigned on every line of a long function must not cost a scan per lookup."""
+
+    def __init__(self) -> None:
+        self.orders: list[int] = []
+        self.assignments: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+
+    def add(self, order: int, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        self.orders.append(order)
+        self.assignments.append((value, statement))
+
+    def last_before(self, limit: int) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
+        at = bisect.bisect_left(self.orders, limit)
+        return self.assignments[at - 1] if at else (None, None)
 
 
 @functools.lru_cache(maxsize=32)
-def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, list[_Assignment]]]:
+def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, _NameAssignments]]:
     """The function's statements numbered in source order, and its `name = value`
     assignments by name. Worked out once per function: rules ask for many names."""
     order: dict[int, int] = {}
-    by_name: dict[str, list[_Assignment]] = {}
+    by_name: dict[str, _NameAssignments] = {}
 
     def run(suite: cst.BaseSuite) -> None:
         statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
@@ -57,7 +72,8 @@ def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, l
                     if isinstance(small, cst.Assign):
                         for target in small.targets:
                             if isinstance(target.target, cst.Name):
-                                by_name.setdefault(target.target.value, []).append((index, small.value, statement))
+                                found = by_name.setdefault(target.target.value, _NameAssignments())
+                                found.add(index, small.value, statement)
             elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 for block in nested_blocks(statement):
                     run(block)
@@ -74,9 +90,10 @@ def value_before(
     `self.<attr>`, what it was assigned."""
     if isinstance(node, cst.Name) and ctx.function is not None and node.value in ctx.function.scope.bindings:
         order, by_name = _assignments(ctx.function.node)
-        limit = order.get(id(stop or ctx.statement), len(order))
-        earlier = [(value, statement) for index, value, statement in by_name.get(node.value, ()) if index < limit]
-        return earlier[-1] if earlier else (None, None)
+        found = by_name.get(node.value)
+        if found is None:
+            return None, None
+        return found.last_before(order.get(id(stop or ctx.statement), len(order)))
     if isinstance(node, (cst.Name, cst.Attribute)):
         return ctx.assigned_value(node), None
     return None, None
