@@ -19,6 +19,7 @@ from torchlint.config import Settings
 from torchlint.cst_walk import nested_blocks
 from torchlint.engine import lint_text
 from torchlint.rules import _untraceable_values
+from torchlint.semantic import kinds
 
 # Linear steps do the same work per line of input at any size; a scan per lookup does
 # four times as much per line in a four times larger file.
@@ -86,3 +87,29 @@ def test_a_long_elif_chain_yields_its_blocks_in_linear_time() -> None:
     # One generator per `elif`, each handing on the blocks of those after it, made the
     # eight times longer chain cost eight times more per block.
     assert large / small < _MAX_PER_LINE_GROWTH, f"per-block cost grew {large / small:.2f}x for an 8x longer chain"
+
+
+def _many_names_and_ifs(count: int) -> str:
+    """A `forward` that binds a new name and tests it in an `if`, over and over."""
+    body = "".join(f"        a{i} = x + {i}\n        if a{i}.shape[0] > 1:\n            y = a{i}\n" for i in range(count))
+    return (
+        "import torch\nfrom torch import nn\n\n\nclass Wide(nn.Module):\n    def forward(self, x):\n"
+        f"        y = x\n{body}        print(y)\n        return y\n"
+    )
+
+
+def _kind_work_per_line(text: str) -> float:
+    root = Path("/project")
+    found: list = []
+    lint = lambda: found.extend(lint_text(text, str(root / "model.py"), Settings(root=root)))  # noqa: E731
+    executed = _executed_lines(lint, kinds)
+    assert [d.code for d in found] == ["TL101"]
+    return executed / text.count("\n")
+
+
+def test_an_if_costs_what_its_branches_change_not_every_name_the_function_holds() -> None:
+    # Copying and joining every known name at each `if` made the four times larger
+    # function cost about four times more per line.
+    small = _kind_work_per_line(_many_names_and_ifs(150))
+    large = _kind_work_per_line(_many_names_and_ifs(600))
+    assert large / small < _MAX_PER_LINE_GROWTH, f"per-line cost grew {large / small:.2f}x for a 4x larger file"

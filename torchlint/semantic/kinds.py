@@ -281,34 +281,118 @@ def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
 
 class Branches:
     """Kinds across an `if`: each branch starts from the kinds before it, and afterwards a
-    name holds what any branch that goes on may have left in it."""
+    name holds what any branch that goes on may have left in it.
+
+    Each branch's changes are read from the environment's journal and undone, so an `if`
+    costs what its branches change, not what the function holds."""
 
     def __init__(self, env: KindEnv | None) -> None:
         self.env = env
-        self.before = env.snapshot() if env is not None else None
-        self.outcomes: list[_State] = []
+        self.mark = env.journal.mark() if env is not None else 0
+        # What each branch that goes on changed: (container, name) -> the value it left.
+        self.outcomes: list[dict[tuple[int, str], object]] = []
 
     def branch_done(self, exits: bool) -> None:
         if self.env is None:
             return
         if not exits:
-            self.outcomes.append(self.env.snapshot())
-        self.env.restore(self.before)
+            self.outcomes.append(self.env.journal.changes_since(self.mark))
+        self.env.journal.undo_to(self.mark)
 
     def falls_through(self) -> None:
         if self.env is not None:
-            self.outcomes.append(self.before)
+            self.outcomes.append({})
 
     def close(self) -> None:
         if self.env is not None and self.outcomes:
             self.env.merge(self.outcomes)
 
 
-class _State(NamedTuple):
-    names: dict[str, Kind]
-    masks: frozenset[str]
-    data_sized: frozenset[str]
-    zero_dim: frozenset[str]
+_ABSENT = object()
+
+
+class _Journal:
+    """The changes made to an environment's containers, oldest first, so that a branch
+    can be read off and undone in the time its own changes take."""
+
+    def __init__(self) -> None:
+        self.containers: list[_JournaledDict | _JournaledSet] = []
+        self._entries: list[tuple[int, str, object]] = []  # container, key, what it held before
+
+    def add(self, container: _JournaledDict | _JournaledSet) -> int:
+        self.containers.append(container)
+        return len(self.containers) - 1
+
+    def record(self, tag: int, key: str, before: object) -> None:
+        self._entries.append((tag, key, before))
+
+    def mark(self) -> int:
+        return len(self._entries)
+
+    def changes_since(self, mark: int) -> dict[tuple[int, str], object]:
+        return {(tag, key): self.containers[tag].held(key) for tag, key, _ in self._entries[mark:]}
+
+    def undo_to(self, mark: int) -> None:
+        while len(self._entries) > mark:
+            tag, key, before = self._entries.pop()
+            self.containers[tag].put_back(key, before)
+
+
+class _JournaledDict(dict):
+    """A name -> kind dict whose every change is journaled."""
+
+    def __init__(self, journal: _Journal) -> None:
+        super().__init__()
+        self.journal = journal
+        self.tag = journal.add(self)
+
+    def __setitem__(self, key: str, value) -> None:
+        self.journal.record(self.tag, key, dict.get(self, key, _ABSENT))
+        dict.__setitem__(self, key, value)
+
+    def pop(self, key: str, *default):
+        if key in self:
+            self.journal.record(self.tag, key, dict.__getitem__(self, key))
+        return dict.pop(self, key, *default)
+
+    def update(self, other=(), **more) -> None:
+        for key, value in dict(other, **more).items():
+            self[key] = value
+
+    def held(self, key: str) -> object:
+        return dict.get(self, key, _ABSENT)
+
+    def put_back(self, key: str, before: object) -> None:
+        if before is _ABSENT:
+            dict.pop(self, key, None)
+        else:
+            dict.__setitem__(self, key, before)
+
+
+class _JournaledSet(set):
+    """A set of names whose every change is journaled."""
+
+    def __init__(self, journal: _Journal) -> None:
+        super().__init__()
+        self.journal = journal
+        self.tag = journal.add(self)
+
+    def add(self, key: str) -> None:
+        self.journal.record(self.tag, key, key in self)
+        set.add(self, key)
+
+    def discard(self, key: str) -> None:
+        self.journal.record(self.tag, key, key in self)
+        set.discard(self, key)
+
+    def held(self, key: str) -> bool:
+        return key in self
+
+    def put_back(self, key: str, before: object) -> None:
+        if before:
+            set.add(self, key)
+        else:
+            set.discard(self, key)
 
 
 class Elsewhere(NamedTuple):
@@ -549,13 +633,14 @@ class KindEnv:
         self.function = function
         self.scope = function.scope
         self.depth = depth
-        self.names: dict[str, Kind] = {}
+        self.journal = _Journal()
+        self.names: dict[str, Kind] = _JournaledDict(self.journal)
         # Names holding a boolean tensor (a mask): `m = x > 0`, `m = torch.isnan(x)`.
-        self.masks: set[str] = set()
+        self.masks: set[str] = _JournaledSet(self.journal)
         # Names holding a tensor whose size depends on the data, where Dynamo captures it.
-        self.data_sized: set[str] = set()
+        self.data_sized: set[str] = _JournaledSet(self.journal)
         # Names holding a 0-d tensor the graph computes: `top = scores.argmax()`.
-        self.zero_dim: set[str] = set()
+        self.zero_dim: set[str] = _JournaledSet(self.journal)
         self.scalars_captured = file_kinds.scalars_captured(function)
         self.shapes_captured = file_kinds.shapes_captured(function)
         self._bind_parameters()
@@ -813,24 +898,35 @@ class KindEnv:
     def branches(self) -> Branches:
         return Branches(self)
 
-    def snapshot(self) -> _State:
-        return _State(dict(self.names), frozenset(self.masks), frozenset(self.data_sized), frozenset(self.zero_dim))
+    def merge(self, outcomes: list[dict[tuple[int, str], object]]) -> None:
+        """Join what the branches that go on left (``outcomes``: each one's changes, over
+        the kinds before the `if`, which are in place). A name no branch changed keeps
+        its kind, so only the changed ones are joined."""
+        names, masks, data_sized, zero_dim = (container.tag for container in self.journal.containers)
+        for name in {name for outcome in outcomes for _, name in outcome}:
 
-    def restore(self, state: _State) -> None:
-        self.names = dict(state.names)
-        self.masks = set(state.masks)
-        self.data_sized = set(state.data_sized)
-        self.zero_dim = set(state.zero_dim)
+            def left(tag: int, name: str = name) -> list:
+                before = self.journal.containers[tag].held(name)
+                return [outcome.get((tag, name), before) for outcome in outcomes]
 
-    def merge(self, states: list[_State]) -> None:
-        names: dict[str, list[Kind]] = {}
-        for state in states:
-            for name, kind in state.names.items():
-                names.setdefault(name, []).append(kind)
-        self.names = {name: _join(kinds) for name, kinds in names.items()}
-        self.masks = _left_by_every_branch(states, [state.masks for state in states])
-        self.zero_dim = _left_by_every_branch(states, [state.zero_dim for state in states])
-        self.data_sized = set().union(*(state.data_sized for state in states))
+            kinds = left(names)
+            bound = [kind is not _ABSENT for kind in kinds]
+            joined = [kind for kind in kinds if kind is not _ABSENT]
+            if joined:
+                self.names[name] = _join(joined)
+            else:
+                self.names.pop(name, None)
+            self._set_membership(self.masks, name, _left_by_every_branch(left(masks), bound))
+            self._set_membership(self.zero_dim, name, _left_by_every_branch(left(zero_dim), bound))
+            self._set_membership(self.data_sized, name, any(left(data_sized)))
+
+    @staticmethod
+    def _set_membership(names: set[str], name: str, member: bool) -> None:
+        if member != (name in names):
+            if member:
+                names.add(name)
+            else:
+                names.discard(name)
 
     # -- expressions --------------------------------------------------------------
 
@@ -1203,13 +1299,10 @@ _MASK_METHODS = frozenset(
 )
 
 
-def _left_by_every_branch(states: list[_State], held: list[frozenset[str]]) -> set[str]:
+def _left_by_every_branch(held: list[bool], bound: list[bool]) -> bool:
     """A name holds a mask (a 0-d tensor) after an `if` only where every branch that binds
-    it left one; ``held`` is each branch's set."""
-    return {
-        name for name in set().union(*held)
-        if all(name in names for state, names in zip(states, held) if name in state.names)
-    }
+    it left one; ``held`` and ``bound`` say, branch by branch, whether it did."""
+    return any(held) and all(was_held for was_held, was_bound in zip(held, bound) if was_bound)
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
