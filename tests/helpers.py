@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -65,3 +68,15 @@ def indexed_regions(paths: list[Path]) -> set[str]:
         from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
         assert from_lint == from_index, path.name
     return {q for (_, q) in run.index.compiled}
+
+
+def without_root_privileges() -> list[str]:
+    """A command prefix under which file modes hold: as root, drop the capabilities that
+    let root read any file (util-linux's setpriv); nothing for other users."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv, which drops root's right to read any file")
+    capabilities = "-dac_override,-dac_read_search"
+    return [setpriv, f"--inh-caps={capabilities}", f"--bounding-set={capabilities}"]

@@ -4,7 +4,6 @@ options, killed and interrupted runs. Each runs the real `torchlint` process."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import without_root_privileges
 
 BAD_FORWARD = """import torch
 import torch.nn as nn
@@ -51,18 +51,6 @@ def test_a_pipe_found_in_a_folder_is_not_read(project: Path) -> None:
     assert result.returncode == 1 and FINDING in result.stdout
 
 
-def _without_root_privileges() -> list[str]:
-    """A command prefix under which file modes hold: as root, drop the capabilities that
-    let root read any file (util-linux's setpriv); nothing for other users."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv, which drops root's right to read any file")
-    capabilities = "-dac_override,-dac_read_search"
-    return [setpriv, f"--inh-caps={capabilities}", f"--bounding-set={capabilities}"]
-
-
 def test_an_unreadable_named_file_gets_an_error_line_and_the_run_goes_on(tmp_path: Path) -> None:
     folder = tmp_path
     (folder / "net.py").write_text(BAD_FORWARD)
@@ -70,7 +58,7 @@ def test_an_unreadable_named_file_gets_an_error_line_and_the_run_goes_on(tmp_pat
     locked.write_text(BAD_FORWARD)
     locked.chmod(0)
     result = subprocess.run(
-        [*_without_root_privileges(), *COMMAND, "check", "locked.py", "net.py"],
+        [*without_root_privileges(), *COMMAND, "check", "locked.py", "net.py"],
         cwd=folder, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 2, result.stderr
