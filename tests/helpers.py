@@ -19,6 +19,17 @@ from torchlint.engine import describe_regions, lint_text
 from torchlint.runner import _ProjectRun
 from torchlint.workers import Workers
 
+# A module whose forward prints: one TL101 at 7:9.
+BAD_FORWARD = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("x", x.shape)
+        return x
+"""
+
 
 def dynamo_workers() -> int:
     """How many warm torch workers a module of dynamo tests keeps: one per core, at most four.

@@ -9,18 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import without_root_privileges
+from helpers import BAD_FORWARD, without_root_privileges
 from sarif_schema import assert_valid_sarif
 
-BAD_FORWARD = """import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        print("x", x.shape)
-        return x
-"""
 CLEAN = "import torch\n\n\ndef add(x):\n    return x + 1\n"
 
 

@@ -11,17 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import without_root_privileges
+from helpers import BAD_FORWARD, without_root_privileges
 
-BAD_FORWARD = """import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        print("x", x.shape)
-        return x
-"""
 FINDING = "net.py:7:9: TL101"
 COMMAND = [sys.executable, "-m", "torchlint"]
 

@@ -57,18 +57,19 @@ def _one_name_forward(steps: int) -> str:
     )
 
 
-def _work_per_line(text: str) -> float:
+def _work_per_line(text: str, module: ModuleType) -> float:
+    """The lines of ``module`` that linting ``text`` runs, per line of ``text``."""
     root = Path("/project")
     found: list = []
     lint = lambda: found.extend(lint_text(text, str(root / "model.py"), Settings(root=root)))  # noqa: E731
-    executed = _executed_lines(lint, _untraceable_values)
+    executed = _executed_lines(lint, module)
     assert [d.code for d in found] == ["TL101"]  # the `print`: the whole file was checked
     return executed / text.count("\n")
 
 
 def test_a_name_reassigned_on_every_line_costs_linear_time() -> None:
-    small = _work_per_line(_one_name_forward(250))
-    large = _work_per_line(_one_name_forward(1_000))
+    small = _work_per_line(_one_name_forward(250), _untraceable_values)
+    large = _work_per_line(_one_name_forward(1_000), _untraceable_values)
     assert large / small < _MAX_PER_LINE_GROWTH, f"per-line cost grew {large / small:.2f}x for a 4x larger file"
 
 
@@ -98,18 +99,9 @@ def _many_names_and_ifs(count: int) -> str:
     )
 
 
-def _kind_work_per_line(text: str) -> float:
-    root = Path("/project")
-    found: list = []
-    lint = lambda: found.extend(lint_text(text, str(root / "model.py"), Settings(root=root)))  # noqa: E731
-    executed = _executed_lines(lint, kinds)
-    assert [d.code for d in found] == ["TL101"]
-    return executed / text.count("\n")
-
-
 def test_an_if_costs_what_its_branches_change_not_every_name_the_function_holds() -> None:
     # Copying and joining every known name at each `if` made the four times larger
     # function cost about four times more per line.
-    small = _kind_work_per_line(_many_names_and_ifs(150))
-    large = _kind_work_per_line(_many_names_and_ifs(600))
+    small = _work_per_line(_many_names_and_ifs(150), kinds)
+    large = _work_per_line(_many_names_and_ifs(600), kinds)
     assert large / small < _MAX_PER_LINE_GROWTH, f"per-line cost grew {large / small:.2f}x for a 4x larger file"
