@@ -27,7 +27,8 @@ from torchlint.verify.pool import WorkerPool
 from torchlint.verify.targets import declares_targets, parse_target_argument
 
 REPO = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+# The checkout first, then whatever the caller put on the path (the packages torchlint needs may be there).
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
