@@ -85,24 +85,33 @@ def _run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.Comple
     )
 
 
-def _check(path: Path, source: str) -> None:
-    """`torchlint check` reports the `print` in ``source`` and nothing goes wrong."""
-    path.write_text(source, encoding="utf-8")
-    done = _run("check", "--output-format", "json", path.name, cwd=path.parent)
-    assert "error:" not in done.stderr.decode(), done.stderr.decode()
-    assert done.returncode == 1, done.stderr.decode()
-    rows = {(d["code"], d["location"]["row"]) for d in json.loads(done.stdout)}
-    assert ("TL101", _print_row(source)) in rows
+PLACEMENTS = {"in-forward": in_forward, "module-level": at_module_level}
 
 
+@pytest.fixture(scope="module")
+def checked_deep_files(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One `torchlint check` over a file per deep statement and placement: its findings by
+    file name, and what it printed on stderr."""
+    folder = tmp_path_factory.mktemp("deep")
+    for case, statement in DEEP_STATEMENTS.items():
+        for placement, place in PLACEMENTS.items():
+            (folder / f"{case}-{placement}.py").write_text(place(statement), encoding="utf-8")
+    done = _run("check", "--output-format", "json", ".", cwd=folder)
+    by_file: dict[str, set] = {}
+    for finding in json.loads(done.stdout or "[]"):
+        by_file.setdefault(Path(finding["filename"]).name, set()).add((finding["code"], finding["location"]["row"]))
+    return {"findings": by_file, "stderr": done.stderr.decode(), "exit": done.returncode}
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
 @pytest.mark.parametrize("case", sorted(DEEP_STATEMENTS))
-def test_deep_statement_in_compiled_code_is_checked(case: str, tmp_path: Path) -> None:
-    _check(tmp_path / "model.py", in_forward(DEEP_STATEMENTS[case]))
-
-
-@pytest.mark.parametrize("case", sorted(DEEP_STATEMENTS))
-def test_deep_statement_at_module_level_is_checked(case: str, tmp_path: Path) -> None:
-    _check(tmp_path / "model.py", at_module_level(DEEP_STATEMENTS[case]))
+def test_deep_statement_is_checked(case: str, placement: str, checked_deep_files: dict) -> None:
+    """`torchlint check` reports the `print` after the deep statement, and nothing goes wrong."""
+    name = f"{case}-{placement}.py"
+    assert f"{name}:" not in checked_deep_files["stderr"], checked_deep_files["stderr"]
+    assert checked_deep_files["exit"] == 1, checked_deep_files["stderr"]
+    source = PLACEMENTS[placement](DEEP_STATEMENTS[case])
+    assert ("TL101", _print_row(source)) in checked_deep_files["findings"].get(name, set())
 
 
 def test_deep_code_from_stdin_is_checked(tmp_path: Path) -> None:
