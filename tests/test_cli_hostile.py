@@ -184,3 +184,13 @@ def test_ctrl_c_exits_130_quietly_and_stops_the_workers(busy_project: Path) -> N
     out, err = _assert_all_gone(process, workers)
     assert process.returncode == 130
     assert out == b"" and err == b""
+
+
+def test_a_file_python_compiles_but_libcst_cannot_parse_is_an_error_not_a_syntax_error(project: Path) -> None:
+    # libcst's parser gives up on thousands of adjacent string literals; CPython does not.
+    (project / "strings.py").write_text("import torch\nx = (" + " ".join(f'"p{i}"' for i in range(5000)) + ")\n")
+    result = run("check", "strings.py", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert "TL901" not in result.stdout and FINDING in result.stdout
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: strings.py:")]
+    assert "could not be checked: Python compiles it, but libcst cannot parse it" in line
