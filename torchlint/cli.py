@@ -69,6 +69,26 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+def _writable_report(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """Refuse a report file that cannot be written before the run, not after it."""
+    if path is None:
+        return None
+    folder = path.absolute().parent
+    if path.is_dir():
+        raise click.BadParameter(f"'{path}' is a directory", param_hint="'-o' / '--output-file'")
+    if not folder.is_dir():
+        raise click.BadParameter(f"folder '{folder}' does not exist", param_hint="'-o' / '--output-file'")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise click.BadParameter(f"'{path}' is not writable", param_hint="'-o' / '--output-file'")
+    return path
+
+
+_report_file_option = click.option(
+    "-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=_writable_report,
+    help="Write the report to this file instead of stdout.",
+)
+
+
 @cli.command()
 # Plain strings: click's own path checks would stop the whole run at the first unreadable
 # path, where each one should get its error line while the others are still checked.
@@ -77,7 +97,7 @@ def _fail(message: str) -> None:
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="concise", show_default=True, envvar="TORCHLINT_OUTPUT_FORMAT", help="How findings are printed (also TORCHLINT_OUTPUT_FORMAT).")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=lambda ctx, param, value: _writable_report(value), help="Write the report to this file instead of stdout.")
+@_report_file_option
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary.")
@@ -147,20 +167,6 @@ def check(
     if run.all_errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
-
-
-def _writable_report(path: Path | None) -> Path | None:
-    """Refuse a report file that cannot be written before the run, not after it."""
-    if path is None:
-        return None
-    folder = path.absolute().parent
-    if path.is_dir():
-        raise click.BadParameter(f"'{path}' is a directory", param_hint="'-o' / '--output-file'")
-    if not folder.is_dir():
-        raise click.BadParameter(f"folder '{folder}' does not exist", param_hint="'-o' / '--output-file'")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise click.BadParameter(f"'{path}' is not writable", param_hint="'-o' / '--output-file'")
-    return path
 
 
 def _echo_errors(errors, cwd: Path) -> None:
@@ -298,7 +304,7 @@ def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds one target may take before its worker is replaced.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=lambda ctx, param, value: _writable_report(value), help="Write the report to this file instead of stdout.")
+@_report_file_option
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj

@@ -5,7 +5,6 @@ Pure: text and settings in, diagnostics out, so it runs the same in a worker pro
 
 from __future__ import annotations
 
-import ast
 from functools import lru_cache
 from pathlib import Path, PurePath
 
@@ -15,6 +14,7 @@ import pathspec
 from torchlint.checker import Checker, Finding
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
+from torchlint.parsing import python_syntax_error
 from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
@@ -116,25 +116,11 @@ class ParserLimit(Exception):
     file is not to blame (no TL901), but it could not be checked either."""
 
 
-def _python_syntax_error(text: str, path: str) -> SyntaxError | None:
-    """Python's own verdict: exact positions, and far cheaper than a libcst parse."""
-    try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        return error
-    except (RecursionError, MemoryError) as error:
-        # Python cannot compile it either: nested deeper than its parser goes.
-        return SyntaxError(f"nested deeper than Python can parse ({type(error).__name__})", (path, 1, 1, None))
-    except ValueError:
-        pass
-    return None
-
-
 def _syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | None = None) -> Diagnostic | None:
     """The TL901 finding for a file that does not parse, or None when Python compiles it.
 
     Raises ParserLimit when libcst rejected a file that Python compiles."""
-    python_error = _python_syntax_error(text, path)
+    python_error = python_syntax_error(text, path)
     if python_error is None:
         if libcst_error is not None:
             raise ParserLimit(f"Python compiles it, but libcst cannot parse it ({libcst_error.message.splitlines()[0]})")

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 # How often a worker looks whether its parent is still the one that started it.
 _PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
-
-
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# The pools of this process, for the signal handler to kill their workers.
+_live_pools: weakref.WeakSet = weakref.WeakSet()
 
 
 def _die_with_parent(parent: int) -> None:
@@ -104,22 +104,23 @@ class Workers:
         return results
 
 
+def _processes(pool: ProcessPoolExecutor) -> list:
+    # Before Python 3.14 the pool names its processes only until it is shut down.
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
     kill = getattr(pool, "kill_workers", None)  # Python 3.14 and later
     if kill is not None:
         kill()
         pool.shutdown(wait=False, cancel_futures=True)
         return
-    # Before Python 3.14 the pool names its processes only until it is shut down.
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = _processes(pool)
     for process in processes:
         process.kill()
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(timeout=5)
-
-
-_live_pools: weakref.WeakSet = weakref.WeakSet()
 
 
 def _stop_now(signum: int, frame) -> None:
@@ -129,7 +130,7 @@ def _stop_now(signum: int, frame) -> None:
     nothing unwinds: the workers are killed and the process exits. Nothing is lost but
     the report, which is written only at the end."""
     for pool in list(_live_pools):
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
+        for process in _processes(pool):
             try:
                 os.kill(process.pid, signal.SIGKILL)
             except OSError:

@@ -902,23 +902,22 @@ class KindEnv:
         """Join what the branches that go on left (``outcomes``: each one's changes, over
         the kinds before the `if`, which are in place). A name no branch changed keeps
         its kind, so only the changed ones are joined."""
-        names, masks, data_sized, zero_dim = (container.tag for container in self.journal.containers)
         for name in {name for outcome in outcomes for _, name in outcome}:
 
-            def left(tag: int, name: str = name) -> list:
-                before = self.journal.containers[tag].held(name)
-                return [outcome.get((tag, name), before) for outcome in outcomes]
+            def left(container, name: str = name) -> list:
+                before = container.held(name)
+                return [outcome.get((container.tag, name), before) for outcome in outcomes]
 
-            kinds = left(names)
+            kinds = left(self.names)
             bound = [kind is not _ABSENT for kind in kinds]
             joined = [kind for kind in kinds if kind is not _ABSENT]
             if joined:
                 self.names[name] = _join(joined)
             else:
                 self.names.pop(name, None)
-            self._set_membership(self.masks, name, _left_by_every_branch(left(masks), bound))
-            self._set_membership(self.zero_dim, name, _left_by_every_branch(left(zero_dim), bound))
-            self._set_membership(self.data_sized, name, any(left(data_sized)))
+            self._set_membership(self.masks, name, _left_by_every_branch(left(self.masks), bound))
+            self._set_membership(self.zero_dim, name, _left_by_every_branch(left(self.zero_dim), bound))
+            self._set_membership(self.data_sized, name, any(left(self.data_sized)))
 
     @staticmethod
     def _set_membership(names: set[str], name: str, member: bool) -> None:
