@@ -49,6 +49,11 @@ DEPENDENCIES = [
     ("pyyaml==6.0.3", "yaml"),
     ("regex==2026.5.9", "regex"),
     ("requests==2.34.2", "requests"),
+    # requests' own, which a fresh virtual environment does not have
+    ("urllib3==2.7.0", "urllib3"),
+    ("idna==3.13", "idna"),
+    ("charset-normalizer==3.4.7", "charset_normalizer"),
+    ("certifi==2026.5.20", "certifi"),
     ("filelock==4.2.11", "filelock"),
     ("fsspec==2026.9.0", "fsspec"),
     ("typing-extensions==4.15.0", "typing_extensions"),
