@@ -38,8 +38,10 @@ def family_of(code: str | None) -> str:
 def _ran(diagnostic: Diagnostic, rows: set[int], spans: dict[int, list[tuple[int, int, int]]] | None) -> bool:
     """Whether code inside the finding ran: an instruction whose source span lies within it.
 
-    Without instruction spans, any line of the finding's statement counts. A finding about
-    other breaks (a loop holding one) ran when one of them did: a `try:` has no instruction.
+    ``spans`` hold the instructions that ran on the lines that ran only in part; every
+    instruction of another line in ``rows`` ran. Without spans, any line of the finding's
+    statement counts. A finding about other breaks (a loop holding one) ran when one of
+    them did: a `try:` has no instruction.
     """
     if diagnostic.related:
         return any(_span_ran(r.location, r.end_location, rows, spans) for r in diagnostic.related)
@@ -54,6 +56,8 @@ def _span_ran(start_location, end_location, rows: set[int], spans) -> bool:
     start = (start_location.row, start_location.column - 1)
     end = (end_location.row, end_location.column - 1)
     for row in range(start[0], end[0] + 1):
+        if row in rows and row not in spans:
+            return True
         for column, end_row, end_column in spans.get(row, ()):
             if (row, column) >= start and (end_row, end_column) <= end:
                 return True
@@ -199,7 +203,7 @@ def compare(
             d
             for path in sorted(files)
             for d in lint(path)
-            if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path) or None)
+            if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path, {}))
         ]
         skipped = [b for b in breaks if b.get("frame_skipped") and b["file"]]
         if skipped:

@@ -82,7 +82,7 @@ def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: Con
     return jobs, failed, torch_version
 
 
-def _with_packages(paths: set[str]) -> list[str]:
+def with_packages(paths: set[str]) -> list[str]:
     """The Python files among ``paths``, with the `__init__.py` of every package they are
     in: re-exports there (`diffusers.DDPMScheduler`) resolve only through them."""
     found = {path for path in paths if path.endswith((".py", ".pyi")) and os.path.isfile(path)}
@@ -107,18 +107,23 @@ def _lint_together(
     return {result.path: result.diagnostics for result in check_files(work)}
 
 
-def verify(
+@dataclass
+class TargetRuns:
+    """What the workers saw: one response per target (`path::name`), in declaration order."""
+
+    files: list[TargetFile]
+    results: list[tuple[str, dict]]
+    torch_version: str | None
+
+
+def run_targets(
     arguments: Sequence[str],
     resolver: ConfigResolver,
     options: VerifyOptions,
+    pool: WorkerPool,
     on_progress: Callable[[int, int, str], None] | None = None,
-    pool: WorkerPool | None = None,
-) -> tuple[Comparison, dict]:
-    """``pool``: workers kept warm by the caller across runs (its size stands in for
-    ``options.jobs``); by default a pool of ``options.jobs`` workers for this run alone."""
-    if pool is None:
-        with WorkerPool(options.jobs) as own:
-            return verify(arguments, resolver, options, on_progress, own)
+) -> TargetRuns:
+    """Run every target the arguments name through Dynamo; no static analysis."""
     files = find_target_files(arguments, resolver)
     jobs, results, torch_version = _list_targets(files, options, resolver, pool)
     done = len(results)
@@ -133,6 +138,23 @@ def verify(
     pool.run(jobs, timeout=options.timeout, on_done=record)
     order = {job.key: index for index, job in enumerate(jobs)}
     results.sort(key=lambda item: order.get(item[0], -1))
+    return TargetRuns(files, results, torch_version)
+
+
+def verify(
+    arguments: Sequence[str],
+    resolver: ConfigResolver,
+    options: VerifyOptions,
+    on_progress: Callable[[int, int, str], None] | None = None,
+    pool: WorkerPool | None = None,
+) -> tuple[Comparison, dict]:
+    """``pool``: workers kept warm by the caller across runs (its size stands in for
+    ``options.jobs``); by default a pool of ``options.jobs`` workers for this run alone."""
+    if pool is None:
+        with WorkerPool(options.jobs) as own:
+            return verify(arguments, resolver, options, on_progress, own)
+    runs = run_targets(arguments, resolver, options, pool, on_progress)
+    files, results, torch_version = runs.files, runs.results, runs.torch_version
 
     # What verify compiles is compiled code for the static side too (`model.generate`,
     # a scheduler's `step`): the targets' functions join the configured entry points.
@@ -145,7 +167,7 @@ def verify(
     unique = dict.fromkeys(f.path for f in files)
     annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
     broke = {b["file"] for _, r in results for b in r.get("breaks", []) if b.get("file")}
-    linted = _with_packages({*ran, *broke, *(str(p.resolve()) for p in annotated)})
+    linted = with_packages({*ran, *broke, *(str(p.resolve()) for p in annotated)})
 
     def linter(traced: bool) -> Callable[[str], list[Diagnostic]]:
         def entry_points(path: str, settings: Settings) -> tuple[str, ...]:

@@ -68,8 +68,9 @@ def _to_device(fn, args, kwargs, device: str):
 def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]], dict[str, list[list[int]]]]:
     """Run eagerly once, recording what ran in user code (not stdlib, not torch).
 
-    Lines, and the source spans of the instructions that ran: a line can run while a
-    part of it does not (`a is not None and a.any()` with `a` None).
+    Lines, and for the lines where only some instructions ran, the source spans of those
+    that did: a line can run while a part of it does not (`a is not None and a.any()` with
+    `a` None). A line missing from the spans ran whole.
     """
     import torch
 
@@ -104,16 +105,31 @@ def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]], dict[s
             output = fn(*args, **kwargs)
         finally:
             sys.settrace(None)
-    spans: dict[str, set[tuple[int, int, int, int]]] = {}
-    for code, code_offsets in offsets.items():
-        positions = list(code.co_positions())
-        found = spans.setdefault(os.path.realpath(code.co_filename), set())
-        for offset in code_offsets:
-            line, end_line, column, end_column = positions[offset // 2]
-            if None not in (line, end_line, column, end_column):
-                found.add((line, column, end_line, end_column))
     lines = {os.path.realpath(f): sorted(rows) for f, rows in executed.items()}
-    return output, lines, {f: sorted(map(list, s)) for f, s in spans.items()}
+    return output, lines, _partly_run_spans(offsets)
+
+
+def _partly_run_spans(offsets: dict[Any, set[int]]) -> dict[str, list[list[int]]]:
+    """file -> [line, column, end line, end column] of the instructions that ran, on the
+    lines where some instruction of a code object that ran did not."""
+    import dis
+
+    # (file, line) -> [(ran, span)] over every code object that ran
+    by_line: dict[tuple[str, int], list[tuple[bool, tuple[int, int, int, int]]]] = {}
+    for code, code_offsets in offsets.items():
+        filename = os.path.realpath(code.co_filename)
+        for instruction in dis.get_instructions(code):
+            span = instruction.positions
+            if span is None or None in (span.lineno, span.end_lineno, span.col_offset, span.end_col_offset):
+                continue
+            where = (span.lineno, span.col_offset, span.end_lineno, span.end_col_offset)
+            by_line.setdefault((filename, span.lineno), []).append((instruction.offset in code_offsets, where))
+    spans: dict[str, set[tuple[int, int, int, int]]] = {}
+    for (filename, _), instructions in by_line.items():
+        ran = [span for did, span in instructions if did]
+        if ran and len(ran) < len(instructions):
+            spans.setdefault(filename, set()).update(ran)
+    return {f: sorted(map(list, s)) for f, s in spans.items()}
 
 
 def _outputs_match(expected, actual) -> bool:
