@@ -1,311 +1,242 @@
-"""Measure torchlint's static findings against TorchDynamo on real third-party model code.
+"""Measure torchlint's static findings against TorchDynamo on real third-party code.
 
-    python bench/bench_verify.py [--cache-dir DIR] [--jobs N] [--only NAME] [--json PATH]
+    python bench/bench_verify.py [--refresh | --reuse] [--library NAME] [--only TARGET]
+                                 [--jobs N] [--cache-dir DIR] [--truth PATH] [--json PATH]
 
-Installs pinned model libraries outside the repository, runs the tiny models declared in
-`real_models_targets.py` through `torchlint verify`, and reports breaks, findings, matches,
-false positives, misses, precision and recall per library and per rule family.
+Installs the libraries of `corpus.toml` at their pins outside the repository, records what
+Dynamo does on every target of `targets/*.py` (the ground truth, kept in `ground_truth.json`),
+lints the code that ran with the entry points the targets declare, and scores the findings
+per break site, per target, per library, per rule family and per half of the corpus.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import json
-import os
-import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
-from _cache import REPO_ROOT, cache_dir
-from torchlint.verify.compare import family_of, rule_for_gb_type
-from torchlint.verify.report import score
+from _cache import cache_dir
+from _corpus import BENCH, HALVES, CorpusError, Library, declared_compiles, load_corpus, missing_definitions, requirements
+from _install import install
+from _score import Counts, Scores, files_to_lint, score, static_findings
+from _truth import Truth, TruthError, lines_of, load, record, save, stale_for
 
-TARGETS = Path(__file__).resolve().with_name("real_models_targets.py")
-# The libraries whose code is measured.
-LIBRARIES = ["transformers==4.57.1", "diffusers==0.35.2", "x-transformers==2.11.24"]
-# The top-level package each installs, which names the library in the report.
-LIBRARY_PACKAGES = [requirement.partition("==")[0].replace("-", "_") for requirement in LIBRARIES]
-# Their runtime dependencies, as (requirement, import name). Everything is installed with
-# --no-deps so that pip never resolves torch; a dependency the running Python already
-# imports is left out.
-DEPENDENCIES = [
-    ("huggingface-hub==0.36.0", "huggingface_hub"),
-    ("tokenizers==0.22.1", "tokenizers"),
-    ("safetensors==0.6.2", "safetensors"),
-    ("tqdm==4.67.1", "tqdm"),
-    ("pillow==11.3.0", "PIL"),
-    ("importlib-metadata==8.7.0", "importlib_metadata"),
-    ("zipp==3.23.0", "zipp"),
-    ("einops==0.8.1", "einops"),
-    ("einx==0.3.0", "einx"),
-    ("frozendict==2.4.6", "frozendict"),
-    ("loguru==0.7.3", "loguru"),
-    ("numpy==2.4.6", "numpy"),
-    ("sympy==1.14.0", "sympy"),
-    ("packaging==26.3", "packaging"),
-    ("pyyaml==6.0.3", "yaml"),
-    ("regex==2026.5.9", "regex"),
-    ("requests==2.34.2", "requests"),
-    # requests' own, which a fresh virtual environment does not have
-    ("urllib3==2.7.0", "urllib3"),
-    ("idna==3.13", "idna"),
-    ("charset-normalizer==3.4.7", "charset_normalizer"),
-    ("certifi==2026.5.20", "certifi"),
-    ("filelock==4.2.11", "filelock"),
-    ("fsspec==2026.9.0", "fsspec"),
-    ("typing-extensions==4.15.0", "typing_extensions"),
-]
-# Written last, so an interrupted install is redone rather than trusted.
-INSTALLED_MARKER = ".installed"
-# Nothing may reach a model hub: every config is built in code.
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+TRUTH = BENCH / "ground_truth.json"
 
 
-def missing_dependencies(site: Path) -> list[str]:
-    # Look on the interpreter's own path only: the install folder may be on PYTHONPATH already.
-    path = [p for p in sys.path if Path(p or ".").resolve() != site]
-    find = importlib.machinery.PathFinder.find_spec
-    return [requirement for requirement, module in DEPENDENCIES if find(module, path) is None]
+def _selected(libraries: list[Library], names: list[str]) -> list[Library]:
+    unknown = set(names) - {library.name for library in libraries}
+    if unknown:
+        sys.exit(f"error: no library {', '.join(sorted(unknown))} in the corpus")
+    return [library for library in libraries if not names or library.name in names]
 
 
-def install(site: Path) -> float:
-    """Install the libraries into ``site`` unless the same requirements are there already."""
-    requirements = LIBRARIES + missing_dependencies(site)
-    marker = site / INSTALLED_MARKER
-    wanted = "\n".join(requirements) + "\n"
-    if marker.is_file() and marker.read_text(encoding="utf-8") == wanted:
-        return 0.0
-    started = time.perf_counter()
-    site.mkdir(parents=True, exist_ok=True)
-    marker.unlink(missing_ok=True)
-    command = [
-        sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-        "--no-deps", "--upgrade", "--target", str(site),
-        "-c", str(REPO_ROOT / "constraints.txt"), *requirements,
-    ]
-    print("installing:", " ".join(command), file=sys.stderr)
-    subprocess.run(command, check=True)
-    marker.write_text(wanted, encoding="utf-8")
-    return time.perf_counter() - started
+def _check_declarations(libraries: list[Library], site: Path) -> dict[str, tuple[str, ...]]:
+    """Target -> declared compiled functions, each checked against the installed code."""
+    compiles: dict[str, tuple[str, ...]] = {}
+    problems = []
+    for library in libraries:
+        for name, functions in declared_compiles(library).items():
+            if name in compiles:
+                problems.append(f"{library.targets_file}: target {name} is declared twice in the corpus")
+            compiles[name] = functions
+            problems += [f"{library.targets_file}: {name}: {why}" for f in functions if (why := missing_definitions(f, site))]
+    if problems:
+        sys.exit("error: declared entry points that match no definition:\n  " + "\n  ".join(problems))
+    return compiles
 
 
-def run_verify(site: Path, output: Path, jobs: int, timeout: float, only: list[str]) -> dict:
-    arguments = [f"{TARGETS}::{name}" for name in only] or [str(TARGETS)]
-    command = [
-        sys.executable, "-m", "torchlint", "verify", *arguments, "--output-format", "json",
-        "-o", str(output), "--jobs", str(jobs), "--timeout", str(timeout), "--quiet",
-    ]
-    env = {**os.environ, **OFFLINE}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    output.unlink(missing_ok=True)
-    print("running:", " ".join(command), file=sys.stderr)
-    # Exit 1 only says that findings and breaks disagree, which is what is measured here.
-    completed = subprocess.run(command, env=env, cwd=REPO_ROOT)
-    if not output.is_file():
-        sys.exit(f"error: torchlint verify exited {completed.returncode} without writing {output}")
-    return json.loads(output.read_text(encoding="utf-8"))
-
-
-# -- the figures -------------------------------------------------------------------
-
-
-def library_of(file: str | None, site: Path) -> str:
-    if not file:
-        return "unknown"
-    path = Path(file).resolve()
-    if site in path.parents:
-        return path.relative_to(site).parts[0]
-    return "targets" if path == TARGETS else "other"
-
-
-def shown(file: str | None, site: Path) -> str | None:
-    """A path relative to the install folder (so it starts with the library) or the repository."""
-    if not file:
-        return file
-    path = Path(file).resolve()
-    for root in (site, REPO_ROOT):
-        if root in path.parents:
-            return str(path.relative_to(root))
-    return str(path)
-
-
-def where(item: dict, site: Path) -> str:
-    return f"{shown(item['file'], site)}:{item['line']}" if item["file"] else "<unknown location>"
-
-
-def tally(data: dict, site: Path) -> dict[str, dict[str, dict]]:
-    """library -> family ("all" for every family) -> figures, as verify counts them overall."""
-    # Breaks and findings are counted once, however many targets ran the line.
-    # break -> the codes of the findings that matched it (empty: a miss)
-    breaks: dict[tuple, list[str]] = {}
-    matched: set[tuple] = set()
-    for target in data["targets"]:
-        for brk in target["breaks"]:
-            key = (brk["file"], brk["line"], brk["gb_type"])
-            breaks[key] = breaks.get(key) or list(brk["matched_by"])
-        for finding in target["findings"]:
-            if finding["matched"]:
-                matched.add((finding["file"], finding["line"], finding["code"], finding["message"]))
-    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
-    # Every library gets a row, even one where nothing broke and nothing was reported.
-    for library in [*LIBRARY_PACKAGES, "overall"]:
-        counts[library]["all"]
-
-    def add(file: str | None, family: str, what: str) -> None:
-        for library in (library_of(file, site), "overall"):
-            counts[library]["all"][what] += 1
-            counts[library][family][what] += 1
-
-    for (file, _, gb_type), codes in breaks.items():
-        if codes:
-            add(file, family_of(codes[0]), "covered")
-        else:
-            add(file, family_of(rule_for_gb_type(gb_type)), "misses")
-    for file, _, code, _ in matched:
-        add(file, family_of(code), "matched")
-    for finding in data["false_positives"]:
-        add(finding["file"], family_of(finding["code"]), "false_positives")
-    # The libraries first, then "targets", "other" and "unknown", then the overall figures.
-    order = {name: rank for rank, name in enumerate([*LIBRARY_PACKAGES, "targets", "other", "unknown", "overall"])}
-    return {
-        library: {
-            family: score(*(counts[library][family][what] for what in ("matched", "false_positives", "covered", "misses")))
-            for family in sorted(counts[library], key=lambda name: (name != "all", name))
-        }
-        for library in sorted(counts, key=lambda name: (order.get(name, len(order)), name))
-    }
+def _truth(options, corpus: list[Library], libraries: list[Library], compiles: dict, site: Path) -> Truth:
+    previous = None
+    try:
+        previous = load(options.truth)
+    except TruthError as error:
+        if options.reuse:
+            sys.exit(f"error: {error}")
+    to_record = libraries
+    if previous is not None and not options.refresh:
+        stale = stale_for(previous, libraries)
+        absent = [name for name in compiles if name not in previous.targets]
+        if options.reuse and (stale or absent):
+            sys.exit("error: the recorded truth does not match the corpus; run with --refresh:\n  "
+                     + "\n  ".join(stale + [f"target {name} was never recorded" for name in absent]))
+        to_record = [
+            library for library in libraries
+            if stale_for(previous, [library]) or any(n not in previous.targets for n in declared_compiles(library))
+        ]
+    if not to_record:
+        return previous
+    measured = {package for library in corpus for package in library.packages}
+    truth = record(to_record, measured, site, jobs=options.jobs, timeout=options.timeout, previous=previous,
+                   only=options.only)
+    save(truth, options.truth)
+    return truth
 
 
 # -- the report --------------------------------------------------------------------
 
 
-def fmt(value: float | None) -> str:
+def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def report(data: dict, figures: dict, site: Path, seconds: dict) -> str:
-    lines = [
-        f"torch {data['torch_version']} · device {data['device']} · backend {data['backend']}",
-        "libraries: " + ", ".join(LIBRARIES),
+COLUMNS = f"{'targets':>7} {'sites':>5} {'found':>5} {'missed':>6} {'findings':>8} {'TP':>4} {'FP':>4} {'unrun':>5}  {'P':>4} {'R':>4} {'F1':>4}"
+
+
+def _row(counts: Counts) -> str:
+    return (
+        f"{counts.targets or '':>7} {counts.sites:>5} {counts.covered:>5} {counts.misses:>6} {counts.findings:>8} "
+        f"{counts.matched:>4} {counts.false_positives:>4} {counts.unexercised:>5}  "
+        f"{_fmt(counts.precision):>4} {_fmt(counts.recall):>4} {_fmt(counts.f1):>4}"
+    )
+
+
+def _halves(libraries: list[Library]) -> dict[str, set[str]]:
+    halves = {half: {l.name for l in libraries if l.half == half} for half in HALVES}
+    return {**{half: names for half, names in halves.items() if names}, "all": {l.name for l in libraries}}
+
+
+def _source_line(site: Path, file: str, line: int) -> str:
+    try:
+        return (site / file).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1].strip()
+    except (OSError, IndexError):
+        return ""
+
+
+def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Scores | None, site: Path) -> str:
+    header = truth.header
+    out = [
+        f"torch {header.get('torch')} · Python {header.get('python')} · {header.get('device')} · "
+        f"backend {header.get('backend')} · truth recorded {header.get('recorded')}",
+        f"{len(libraries)} libraries, {len(scores.targets)} targets, {len(scores.sites)} break sites",
         "",
-        f"{'target':<22} {'seconds':>7} {'breaks':>6} {'findings':>8}  fullgraph",
+        "sites: distinct lines where Dynamo broke; found/missed: sites a finding matched or not;",
+        "findings: distinct findings on code that ran; TP/FP: matched a break or not; unrun: findings on code no target ran",
+        "",
+        f"{'half':<14} {COLUMNS}",
     ]
-    for target in data["targets"]:
-        name = target["id"].rpartition("::")[2]
-        if target["status"] != "ok":
-            lines.append(f"{name:<22} error: {target['error']}")
+    halves = _halves(libraries)
+    out += [f"{half:<14} {_row(scores.counts(names))}" for half, names in halves.items()]
+    out += ["", f"{'half':<12} {'library':<26} {COLUMNS}"]
+    for library in sorted(libraries, key=lambda l: (HALVES.index(l.half), l.name)):
+        out.append(f"{library.half:<12} {library.name:<26} {_row(scores.counts({library.name}))}")
+    families = scores.families()
+    out += ["", f"{'half':<14} {'family':<6} {COLUMNS}"]
+    for half, names in halves.items():
+        out += [f"{half:<14} {family:<6} {_row(scores.counts(names, family))}" for family in families]
+    if traced is not None:
+        out += ["", "with every function that ran taken as compiled (the rules apart from region inference):",
+                f"{'half':<14} {COLUMNS}"]
+        out += [f"{half:<14} {_row(traced.counts(names))}" for half, names in halves.items()]
+    out += ["", f"{'target':<34} {'library':<22} {'s':>5} {'sites':>5} {'found':>5} {'findings':>8} {'TP':>4} {'FP':>4}  fullgraph"]
+    for target in scores.targets:
+        c, rec = target.counts, target.record
+        if rec["status"] != "ok":
+            out.append(f"{target.name:<34} {target.library:<22} error: {rec['error']}")
             continue
-        fullgraph = target["fullgraph"] or {}
-        verdict = "compiles" if fullgraph.get("ok") else f"fails ({fullgraph.get('error')})"
-        lines.append(
-            f"{name:<22} {target['seconds'] or 0:>7.1f} {len(target['breaks']):>6} "
-            f"{len(target['findings']):>8}  {verdict}"
-        )
-    lines += [
-        "",
-        f"{'library':<16} {'family':<6} {'breaks':>6} {'findings':>8} {'matched':>7} {'FP':>4} "
-        f"{'misses':>6} {'precision':>9} {'recall':>6}",
-    ]
-    for library, families in figures.items():
-        for family, s in families.items():
-            lines.append(
-                f"{library:<16} {family:<6} {s['breaks']:>6} {s['findings']:>8} {s['matched']:>7} "
-                f"{s['false_positives']:>4} {s['misses']:>6} {fmt(s['precision']):>9} {fmt(s['recall']):>6}"
-            )
-    overall = figures.get("overall", {}).get("all")
-    summary = {k: data["summary"][k] for k in ("breaks", "findings", "matched", "false_positives", "misses")}
-    if overall and {k: overall[k] for k in summary} != summary:
-        lines.append(f"note: verify's own summary counts differently: {summary}")
-    lines += ["", "false positives (ran, reported, Dynamo did not break):"]
-    lines += [f"  {where(f, site)}: {f['code']} {f['message']}"
-              for f in data["false_positives"]] or ["  none"]
-    lines += ["", "misses (Dynamo broke, nothing reported):"]
-    lines += [
-        f"  {where(m, site)}: {m['gb_type']} ({m['gb_id'] or 'no id'}; "
-        f"{'rule ' + m['rule'] if m['rule'] else 'no rule'})"
-        for m in data["misses"]
-    ] or ["  none"]
-    lines += traced_report(data, site)
-    errors = [t for t in data["targets"] if t["status"] != "ok"]
-    lines += [""] * bool(errors) + [f"error in {t['id']}: {t['error']}" for t in errors]
-    lines += ["", "seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())]
-    return "\n".join(lines)
+        verdict = "compiles" if (rec.get("fullgraph") or {}).get("ok") else "breaks"
+        out.append(f"{target.name:<34} {target.library:<22} {rec['seconds']:>5.1f} {c.sites:>5} {c.covered:>5} "
+                   f"{c.findings:>8} {c.matched:>4} {c.false_positives:>4}  {verdict}")
+    out += ["", "false positives (the code ran, torchlint reported it, Dynamo did not break there), by rule:"]
+    fps = [f for f in scores.exercised if not f.matched]
+    for finding in sorted(fps, key=lambda f: (f.diagnostic.code, f.file, f.diagnostic.location.row)):
+        d = finding.diagnostic
+        out.append(f"  {d.code} {finding.file}:{d.location.row}: {d.message}")
+        out.append(f"        | {_source_line(site, finding.file, d.location.row)}")
+    out += ["  none"] * (not fps)
+    out += ["", "misses (Dynamo broke, nothing reported), by the rule that should have fired:"]
+    misses = [s for s in scores.sites if not s.matched_by]
+    for miss in sorted(misses, key=lambda s: (s.rule or "~", sorted(s.gb_types), s.file, s.line)):
+        out.append(f"  {miss.rule or 'no rule'} {miss.file}:{miss.line}: {', '.join(sorted(miss.gb_types))} "
+                   f"({', '.join(sorted(filter(None, miss.gb_ids))) or 'no id'})")
+        out.append(f"        | {_source_line(site, miss.file, miss.line)}")
+    out += ["  none"] * (not misses)
+    errors = [t for t in scores.targets if t.record["status"] != "ok"]
+    out += [""] * bool(errors) + [f"error in {t.name}: {t.record['error']}" for t in errors]
+    return "\n".join(out)
 
 
-def traced_report(data: dict, site: Path) -> list[str]:
-    """The rules apart from region inference: every function that ran counts as compiled."""
-    traced = data.get("traced_regions")
-    if not traced:
-        return []
-    lines = ["", "with every function that ran taken as compiled (the rules alone, without region inference):"]
-    for family, s in {"all": traced["summary"], **traced["families"]}.items():
-        lines.append(
-            f"  {family:<6} {s['breaks']:>6} breaks {s['findings']:>4} findings {s['matched']:>4} matched "
-            f"{s['false_positives']:>3} FP {s['misses']:>3} misses  precision {fmt(s['precision'])} "
-            f"recall {fmt(s['recall'])}"
-        )
-    lines += [f"  false positive: {where(f, site)}: {f['code']} {f['message']}" for f in traced["false_positives"]]
-    lines += [
-        f"  miss: {where(m, site)}: {m['gb_type']} ({m['gb_id'] or 'no id'}; "
-        f"{'rule ' + m['rule'] if m['rule'] else 'no rule'})"
-        for m in traced["misses"]
-    ]
-    return lines
+def as_json(truth: Truth, libraries: list[Library], scores: Scores, traced: Scores | None, seconds: dict) -> dict:
+    halves = _halves(libraries)
 
-
-def relative_lists(data: dict, site: Path) -> dict:
-    def located(item: dict) -> dict:
-        return {**item, "library": library_of(item["file"], site), "file": shown(item["file"], site)}
+    def finding_json(finding) -> dict:
+        d = finding.diagnostic
+        return {"file": finding.file, "line": d.location.row, "code": d.code, "message": d.message,
+                "library": scores.library(finding.file).name, "targets": sorted(finding.targets)}
 
     return {
-        "false_positives": [located(f) for f in data["false_positives"]],
-        "misses": [located(m) for m in data["misses"]],
-        "targets": [
-            {
-                "name": t["id"].rpartition("::")[2],
-                "status": t["status"],
-                "error": t["error"],
-                "seconds": t["seconds"],
-                "fullgraph": t["fullgraph"],
-                "breaks": [located(b) for b in t["breaks"]],
-            }
-            for t in data["targets"]
+        "torch": truth.header.get("torch"),
+        "requirements": {l.name: requirements([l]) for l in libraries},
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "halves": {half: scores.counts(names).as_dict() for half, names in halves.items()},
+        "libraries": {l.name: {"half": l.half, "domain": l.domain, "style": l.style, **scores.counts({l.name}).as_dict()}
+                      for l in libraries},
+        "families": {half: {family: scores.counts(names, family).as_dict() for family in scores.families()}
+                     for half, names in halves.items()},
+        "traced": None if traced is None else {half: traced.counts(names).as_dict() for half, names in halves.items()},
+        "targets": {t.name: {"library": t.library, "status": t.record["status"], **t.counts.as_dict()} for t in scores.targets},
+        "false_positives": [finding_json(f) for f in scores.exercised if not f.matched],
+        "misses": [
+            {"file": s.file, "line": s.line, "gb_types": sorted(s.gb_types), "gb_ids": sorted(filter(None, s.gb_ids)),
+             "rule": s.rule, "family": s.family, "library": scores.library(s.file).name, "targets": sorted(s.targets)}
+            for s in scores.sites if not s.matched_by
         ],
+        "unexercised": [finding_json(f) for f in scores.unexercised],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache-dir", metavar="DIR", help="the install goes in DIR/site (default ~/.cache/torchlint-bench)")
-    parser.add_argument("--jobs", type=int, default=1, help="verify worker processes (default 1)")
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--refresh", action="store_true", help="record the truth again, running every target through Dynamo")
+    when.add_argument("--reuse", action="store_true", help="never run Dynamo: score against the recorded truth only")
+    parser.add_argument("--library", action="append", default=[], metavar="NAME", help="only this library (repeatable)")
+    parser.add_argument("--only", action="append", default=[], metavar="TARGET", help="only this target (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2, help="verify worker processes (default 2)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one target may take")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this target")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures to this file")
+    parser.add_argument("--cache-dir", metavar="DIR", help="the install goes in DIR/site (default ~/.cache/torchlint-bench)")
+    parser.add_argument("--truth", type=Path, default=TRUTH, help=f"the recorded truth (default {TRUTH.relative_to(BENCH.parent)})")
+    parser.add_argument("--no-traced", action="store_true", help="skip the second static run with every function that ran compiled")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures and lists to this file")
     options = parser.parse_args()
 
-    site = cache_dir(options.cache_dir) / "site"
     started = time.perf_counter()
-    seconds = {"install": install(site)}
-    verify_started = time.perf_counter()
-    data = run_verify(site, site.parent / "verify.json", options.jobs, options.timeout, options.only)
-    seconds["verify"] = time.perf_counter() - verify_started
+    try:
+        corpus = load_corpus()
+    except CorpusError as error:
+        sys.exit(f"error: {error}")
+    libraries = _selected(corpus, options.library)
+    site = cache_dir(options.cache_dir) / "site"
+    seconds = {"install": install(site, requirements(libraries))}
+    compiles = _check_declarations(libraries, site)
+    if options.only and not set(options.only) <= set(compiles):
+        sys.exit(f"error: no target {', '.join(sorted(set(options.only) - set(compiles)))} in these libraries")
+    step = time.perf_counter()
+    truth = _truth(options, corpus, libraries, compiles, site)
+    seconds["truth"] = time.perf_counter() - step
+    names = [n for n in compiles if not options.only or n in options.only]
+    records = {name: truth.targets[name] for name in names}
+
+    step = time.perf_counter()
+    files = files_to_lint(records.values(), site)
+    entry_points = tuple(sorted({f for name in names for f in compiles[name]}))
+    scores = score(records, static_findings(site, files, entry_points), libraries, site)
+    traced = None
+    if not options.no_traced:
+        ran: dict[str, set[int]] = {}
+        for r in records.values():
+            for file, lines in r["executed"].items():
+                ran.setdefault(str(site / file), set()).update(lines_of(lines))
+        traced = score(records, static_findings(site, files, entry_points, ran), libraries, site)
+    seconds["score"] = time.perf_counter() - step
     seconds["total"] = time.perf_counter() - started
-    figures = tally(data, site)
-    print(report(data, figures, site, seconds))
+    print(report(truth, libraries, scores, traced, site))
+    print("\nseconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
     if options.json:
-        result = {
-            "torch_version": data["torch_version"],
-            "libraries": LIBRARIES,
-            "seconds": {k: round(v, 1) for k, v in seconds.items()},
-            "summary": data["summary"],
-            "by_library": figures,
-            "traced_regions": data.get("traced_regions"),
-            **relative_lists(data, site),
-        }
-        options.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        options.json.write_text(json.dumps(as_json(truth, libraries, scores, traced, seconds), indent=2) + "\n",
+                                encoding="utf-8")
 
 
 if __name__ == "__main__":
