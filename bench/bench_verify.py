@@ -48,7 +48,8 @@ def _check_declarations(libraries: list[Library], site: Path) -> dict[str, tuple
     return compiles
 
 
-def _truth(options, corpus: list[Library], libraries: list[Library], compiles: dict, site: Path) -> Truth:
+def _truth(options, corpus: list[Library], libraries: list[Library], names: list[str], site: Path) -> Truth:
+    """The recorded truth for these targets, recording it first where it is missing or stale."""
     previous = None
     try:
         previous = load(options.truth)
@@ -58,13 +59,13 @@ def _truth(options, corpus: list[Library], libraries: list[Library], compiles: d
     to_record = libraries
     if previous is not None and not options.refresh:
         stale = stale_for(previous, libraries)
-        absent = [name for name in compiles if name not in previous.targets]
+        absent = [name for name in names if name not in previous.targets]
         if options.reuse and (stale or absent):
             sys.exit("error: the recorded truth does not match the corpus; run with --refresh:\n  "
                      + "\n  ".join(stale + [f"target {name} was never recorded" for name in absent]))
         to_record = [
             library for library in libraries
-            if stale_for(previous, [library]) or any(n not in previous.targets for n in declared_compiles(library))
+            if stale_for(previous, [library]) or any(n in absent for n in declared_compiles(library))
         ]
     if not to_record:
         return previous
@@ -198,7 +199,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one target may take")
     parser.add_argument("--cache-dir", metavar="DIR", help="the install goes in DIR/site (default ~/.cache/torchlint-bench)")
     parser.add_argument("--truth", type=Path, default=TRUTH, help=f"the recorded truth (default {TRUTH.relative_to(BENCH.parent)})")
-    parser.add_argument("--no-traced", action="store_true", help="skip the second static run with every function that ran compiled")
+    parser.add_argument("--traced", action="store_true", help="also score a static run that takes every function that ran as compiled")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures and lists to this file")
     options = parser.parse_args()
 
@@ -213,10 +214,10 @@ def main() -> None:
     compiles = _check_declarations(libraries, site)
     if options.only and not set(options.only) <= set(compiles):
         sys.exit(f"error: no target {', '.join(sorted(set(options.only) - set(compiles)))} in these libraries")
-    step = time.perf_counter()
-    truth = _truth(options, corpus, libraries, compiles, site)
-    seconds["truth"] = time.perf_counter() - step
     names = [n for n in compiles if not options.only or n in options.only]
+    step = time.perf_counter()
+    truth = _truth(options, corpus, libraries, names, site)
+    seconds["truth"] = time.perf_counter() - step
     records = {name: truth.targets[name] for name in names}
 
     step = time.perf_counter()
@@ -224,7 +225,7 @@ def main() -> None:
     entry_points = tuple(sorted({f for name in names for f in compiles[name]}))
     scores = score(records, static_findings(site, files, entry_points), libraries, site)
     traced = None
-    if not options.no_traced:
+    if options.traced:
         ran: dict[str, set[int]] = {}
         for r in records.values():
             for file, lines in r["executed"].items():
