@@ -10,7 +10,6 @@ says whether they break, so they are counted apart.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path

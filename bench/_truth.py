@@ -91,31 +91,33 @@ def record(
     """
     env = {**os.environ, **OFFLINE}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    arguments = []
+    options = VerifyOptions(device="cpu", backend="eager", timeout=timeout, jobs=jobs)
+    targets = dict(previous.targets) if previous is not None else {}
+    torch_version = None
     for library in libraries:
         names = [n for n in declared_compiles(library) if n in only] if only else []
         if only and not names:
             continue
-        arguments += [f"{library.targets_file}::{n}" for n in names] or [str(library.targets_file)]
-    options = VerifyOptions(device="cpu", backend="eager", timeout=timeout, jobs=jobs)
-    by_file = {str(library.targets_file): library for library in libraries}
+        arguments = [f"{library.targets_file}::{n}" for n in names] or [str(library.targets_file)]
 
-    def progress(done: int, total: int, key: str) -> None:
-        print(f"[{done}/{total}] {key.rpartition('::')[2]}", file=sys.stderr, flush=True)
+        def progress(done: int, total: int, key: str, library: Library = library) -> None:
+            print(f"[{done}/{total}] {library.name}: {key.rpartition('::')[2]}", file=sys.stderr, flush=True)
 
-    with WorkerPool(jobs, env=env) as pool:
-        runs = run_targets(arguments, ConfigResolver(cwd=site), options, pool, progress)
-    targets = dict(previous.targets) if previous is not None else {}
-    for key, response in runs.results:
-        path, _, name = key.rpartition("::")
-        if not name:
-            raise TruthError(f"{key}: cannot list its targets: {response.get('error')}")
-        targets[name] = _target_record(by_file[path], response, site, measured)
+        # Fresh workers for each library: one library's patches to torch or to global state
+        # (pyro's, for one) must not change what another's targets do.
+        with WorkerPool(jobs, env=env) as pool:
+            runs = run_targets(arguments, ConfigResolver(cwd=site), options, pool, progress)
+        torch_version = runs.torch_version or torch_version
+        for key, response in runs.results:
+            name = key.rpartition("::")[2]
+            if not name:
+                raise TruthError(f"{key}: cannot list its targets: {response.get('error')}")
+            targets[name] = _target_record(library, response, site, measured)
     header = dict(previous.header) if previous is not None else {}
     header.update(
         format=FORMAT,
         recorded=date.today().isoformat(),
-        torch=runs.torch_version,
+        torch=torch_version,
         python=platform.python_version(),
         platform=f"{platform.system()} {platform.machine()}",
         device=options.device,

@@ -131,15 +131,17 @@ def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Score
         out += ["", "with every function that ran taken as compiled (the rules apart from region inference):",
                 f"{'half':<14} {COLUMNS}"]
         out += [f"{half:<14} {_row(traced.counts(names))}" for half, names in halves.items()]
-    out += ["", f"{'target':<34} {'library':<22} {'s':>5} {'sites':>5} {'found':>5} {'findings':>8} {'TP':>4} {'FP':>4}  fullgraph"]
+    out += ["", f"{'target':<36} {'library':<22} {'s':>5} {'sites':>5} {'found':>5} {'findings':>8} {'TP':>4} {'FP':>4}"
+                f"  {'P':>4} {'R':>4} {'F1':>4}  fullgraph"]
     for target in scores.targets:
         c, rec = target.counts, target.record
         if rec["status"] != "ok":
-            out.append(f"{target.name:<34} {target.library:<22} error: {rec['error']}")
+            out.append(f"{target.name:<36} {target.library:<22} error: {rec['error']}")
             continue
         verdict = "compiles" if (rec.get("fullgraph") or {}).get("ok") else "breaks"
-        out.append(f"{target.name:<34} {target.library:<22} {rec['seconds']:>5.1f} {c.sites:>5} {c.covered:>5} "
-                   f"{c.findings:>8} {c.matched:>4} {c.false_positives:>4}  {verdict}")
+        out.append(f"{target.name:<36} {target.library:<22} {rec['seconds']:>5.1f} {c.sites:>5} {c.covered:>5} "
+                   f"{c.findings:>8} {c.matched:>4} {c.false_positives:>4}  {_fmt(c.precision):>4} {_fmt(c.recall):>4} "
+                   f"{_fmt(c.f1):>4}  {verdict}")
     out += ["", "false positives (the code ran, torchlint reported it, Dynamo did not break there), by rule:"]
     fps = [f for f in scores.exercised if not f.matched]
     for finding in sorted(fps, key=lambda f: (f.diagnostic.code, f.file, f.diagnostic.location.row)):
