@@ -20,7 +20,7 @@ from pathlib import Path
 from _cache import cache_dir
 from _corpus import BENCH, HALVES, CorpusError, Library, declared_compiles, load_corpus, missing_definitions, requirements
 from _install import install
-from _score import Counts, Scores, files_to_lint, score, static_findings
+from _score import Counts, Scores, Site, files_to_lint, score, static_findings
 from _truth import Truth, TruthError, lines_of, load, record, save, stale_for
 
 TRUTH = BENCH / "ground_truth.json"
@@ -106,6 +106,29 @@ def _source_line(site: Path, file: str, line: int) -> str:
         return ""
 
 
+# Why a site was missed, from the cheapest fix to the dearest.
+NO_RULE = "no rule"  # no rule names the break's GB type
+REGION = "region"  # found once every function that ran is compiled: region inference missed it
+SILENT = "rule silent"  # compiled code, a rule names the GB type, and it did not fire
+UNSPLIT = "rule"  # a rule names the GB type; without --traced, region and rule misses are not told apart
+CAUSES = (NO_RULE, REGION, SILENT, UNSPLIT)
+
+
+def miss_causes(misses: list[Site], traced: Scores | None) -> dict[tuple[str, int], str]:
+    """Why each site was missed: no rule for it, region inference, or the rule itself."""
+    found_when_traced = set() if traced is None else {(s.file, s.line) for s in traced.sites if s.matched_by}
+    causes = {}
+    for miss in misses:
+        key = (miss.file, miss.line)
+        if miss.rule is None:
+            causes[key] = NO_RULE
+        elif traced is None:
+            causes[key] = UNSPLIT
+        else:
+            causes[key] = REGION if key in found_when_traced else SILENT
+    return causes
+
+
 def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Scores | None, site: Path) -> str:
     header = truth.header
     out = [
@@ -127,6 +150,16 @@ def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Score
     out += ["", f"{'half':<14} {'family':<6} {COLUMNS}"]
     for half, names in halves.items():
         out += [f"{half:<14} {family:<6} {_row(scores.counts(names, family))}" for family in families]
+    misses = [s for s in scores.sites if not s.matched_by]
+    causes = miss_causes(misses, traced)
+    out += ["", "misses by cause (no rule: none names the GB type; region: found once every function that ran",
+            "is compiled; rule silent: compiled code, and the rule that names the GB type did not fire)",
+            f"{'cause':<14} " + " ".join(f"{half:>11}" for half in halves)]
+    for cause in CAUSES:
+        counts = [sum(causes[m.file, m.line] == cause and scores.library(m.file).name in names for m in misses)
+                  for names in halves.values()]
+        if any(counts):
+            out.append(f"{cause:<14} " + " ".join(f"{n:>11}" for n in counts))
     if traced is not None:
         out += ["", "with every function that ran taken as compiled (the rules apart from region inference):",
                 f"{'half':<14} {COLUMNS}"]
@@ -149,12 +182,16 @@ def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Score
         out.append(f"  {d.code} {finding.file}:{d.location.row}: {d.message}")
         out.append(f"        | {_source_line(site, finding.file, d.location.row)}")
     out += ["  none"] * (not fps)
-    out += ["", "misses (Dynamo broke, nothing reported), by the rule that should have fired:"]
-    misses = [s for s in scores.sites if not s.matched_by]
-    for miss in sorted(misses, key=lambda s: (s.rule or "~", sorted(s.gb_types), s.file, s.line)):
-        out.append(f"  {miss.rule or 'no rule'} {miss.file}:{miss.line}: {', '.join(sorted(miss.gb_types))} "
-                   f"({', '.join(sorted(filter(None, miss.gb_ids))) or 'no id'})")
-        out.append(f"        | {_source_line(site, miss.file, miss.line)}")
+    out += ["", "misses (Dynamo broke, nothing reported), by cause and by the rule that should have fired:"]
+    for cause in CAUSES:
+        group = [miss for miss in misses if causes[miss.file, miss.line] == cause]
+        if not group:
+            continue
+        out.append(f"  {cause} ({len(group)}):")
+        for miss in sorted(group, key=lambda s: (s.rule or "~", sorted(s.gb_types), s.file, s.line)):
+            out.append(f"    {miss.rule or 'no rule'} {miss.file}:{miss.line}: {', '.join(sorted(miss.gb_types))} "
+                       f"({', '.join(sorted(filter(None, miss.gb_ids))) or 'no id'})")
+            out.append(f"          | {_source_line(site, miss.file, miss.line)}")
     out += ["  none"] * (not misses)
     errors = [t for t in scores.targets if t.record["status"] != "ok"]
     out += [""] * bool(errors) + [f"error in {t.name}: {t.record['error']}" for t in errors]
@@ -163,6 +200,8 @@ def report(truth: Truth, libraries: list[Library], scores: Scores, traced: Score
 
 def as_json(truth: Truth, libraries: list[Library], scores: Scores, traced: Scores | None, seconds: dict) -> dict:
     halves = _halves(libraries)
+    misses = [s for s in scores.sites if not s.matched_by]
+    causes = miss_causes(misses, traced)
 
     def finding_json(finding) -> dict:
         d = finding.diagnostic
@@ -183,8 +222,9 @@ def as_json(truth: Truth, libraries: list[Library], scores: Scores, traced: Scor
         "false_positives": [finding_json(f) for f in scores.exercised if not f.matched],
         "misses": [
             {"file": s.file, "line": s.line, "gb_types": sorted(s.gb_types), "gb_ids": sorted(filter(None, s.gb_ids)),
-             "rule": s.rule, "family": s.family, "library": scores.library(s.file).name, "targets": sorted(s.targets)}
-            for s in scores.sites if not s.matched_by
+             "rule": s.rule, "family": s.family, "library": scores.library(s.file).name, "targets": sorted(s.targets),
+             "cause": causes[s.file, s.line]}
+            for s in misses
         ],
         "unexercised": [finding_json(f) for f in scores.unexercised],
     }
