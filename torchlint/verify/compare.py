@@ -111,12 +111,29 @@ def _unobserved(diagnostic: Diagnostic, skipped: list[dict]) -> bool:
     return False
 
 
+@lru_cache(maxsize=256)
+def _block_ends(path: str) -> dict[int, int]:
+    """First line -> last line of every loop, `try` and `with` statement in a file."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    blocks = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try))
+    return {
+        node.lineno: node.end_lineno or node.lineno for node in ast.walk(tree) if isinstance(node, blocks)
+    }
+
+
 def _matches(diagnostic: Diagnostic, brk: dict) -> bool:
-    """The break lies in the finding's statement, or in a break it reports on (TL6xx)."""
+    """The break lies in the finding's statement or, for a finding about the breaks inside a
+    block (TL6xx), anywhere in that block or in a break it reports on."""
     if brk["file"] != diagnostic.path:
         return False
     line = brk["line"]
-    return line in _rows(diagnostic) or any(
+    if not diagnostic.related:
+        return line in _rows(diagnostic)
+    first = diagnostic.location.row
+    return first <= line <= _block_ends(diagnostic.path).get(first, diagnostic.end_location.row) or any(
         related.location.row <= line <= related.end_location.row for related in diagnostic.related
     )
 
