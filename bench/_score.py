@@ -3,8 +3,8 @@ per rule family, and per half of the corpus.
 
 A break site is a line of measured code where Dynamo broke; a line that breaks in several
 targets counts once. A finding is exercised when code inside it ran in some target: it is matched
-when a break lies in its statement (or, for TL6xx, in a break it reports on) in a target that
-ran it, and a false positive otherwise. Findings on code no target ran are unexercised: nothing
+when a break lies in its statement (for TL6xx, in its block) in a target that ran it, and a
+false positive otherwise; a TL6xx finding never covers a site itself. Findings on code no target ran are unexercised: nothing
 says whether they break, so they are counted apart.
 """
 
@@ -23,6 +23,10 @@ from torchlint.verify.compare import compare, family_of, rule_for_gb_type
 from torchlint.verify.run import with_packages
 from torchlint.verify.traced import functions_that_ran
 from torchlint.engine import module_name
+
+
+# Break placement: findings about the breaks inside a loop, `try` or `with` block.
+PLACEMENT = "TL6"
 
 
 @dataclass
@@ -194,6 +198,9 @@ def score(
         for brk, codes in target.breaks:
             if not measured(brk["file"]):
                 continue
+            # A TL6xx finding is right or wrong about the breaks inside its block; it finds none
+            # of its own (the findings it reports on do).
+            codes = [code for code in codes if family_of(code) != PLACEMENT]
             key = (relative(brk["file"]), brk["line"])
             site_record = sites.setdefault(key, Site(*key))
             site_record.gb_types.add(brk["gb_type"])
