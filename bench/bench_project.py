@@ -1,0 +1,153 @@
+"""Time the `torchlint check` command on a whole package against a bare parse of its files.
+
+    python bench/bench_project.py [--transformers-version V] [--cache-dir DIR] [--repeat R] [--json PATH]
+
+What users run, end to end: `torchlint check <package>` on every Python file of a pinned
+transformers release (discovery, the project's cross-file analysis, rules, report), with one
+worker and with two, run twice (the second run is what a warm re-run costs), and `torchlint
+check <one file>` after that file changed (what pre-commit and editors run). The floor is
+`libcst.parse_module` over the same files in this process, on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst
+
+from _cache import cache_dir
+from bench_check import DEFAULT_TRANSFORMERS, fetch_wheel
+
+PACKAGE_PREFIX = "transformers/"
+EXTRACTED_MARKER = ".extracted"
+# The model file a pre-commit run is timed on: one big, typical model.
+CHANGED_FILE = "models/llama/modeling_llama.py"
+
+
+def extract_package(wheel: Path, destination: Path) -> Path:
+    """Unzips every `transformers/**.py`; returns the package folder."""
+    marker = destination / EXTRACTED_MARKER
+    if not marker.is_file():
+        with zipfile.ZipFile(wheel) as archive:
+            members = [n for n in archive.namelist() if n.startswith(PACKAGE_PREFIX) and n.endswith(".py")]
+            archive.extractall(destination, members)
+        marker.write_text(f"{wheel.name}\n{len(members)} files\n", encoding="utf-8")
+    return destination / PACKAGE_PREFIX
+
+
+def time_parse(files: list[Path]) -> tuple[float, int]:
+    """Seconds to parse every file (read and decoded before the clock starts), and the lines."""
+    texts = [path.read_bytes().decode("utf-8") for path in files]
+    gc.collect()
+    started = time.perf_counter()
+    for text in texts:
+        try:
+            libcst.parse_module(text)
+        except libcst.ParserSyntaxError:
+            pass
+    return time.perf_counter() - started, sum(text.count("\n") for text in texts)
+
+
+@dataclass
+class CommandRun:
+    seconds: float
+    peak_mib: float
+    findings: int
+    exit_code: int
+
+
+def run_check(arguments: list[str], cwd: Path) -> CommandRun:
+    """One `torchlint check` process; its wall time and the peak memory of it and its workers."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.json"
+        command = [sys.executable, "-m", "torchlint", "check", *arguments, "--output-format", "json",
+                   "-o", str(report), "--exit-zero", "--quiet"]
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        findings = len(json.loads(report.read_text(encoding="utf-8"))) if report.is_file() else -1
+    peak = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+    return CommandRun(seconds, peak, findings, process.returncode)
+
+
+def best(runs: list[CommandRun]) -> CommandRun:
+    return min(runs, key=lambda run: run.seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--transformers-version", default=DEFAULT_TRANSFORMERS)
+    parser.add_argument("--cache-dir", metavar="DIR", help="where the wheel and the package go (default ~/.cache/torchlint-bench)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best counts")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures to this file")
+    options = parser.parse_args()
+
+    cache = cache_dir(options.cache_dir)
+    wheel = fetch_wheel(options.transformers_version, cache)
+    package = extract_package(wheel, cache / f"transformers-{options.transformers_version}-package")
+    project = package.parent
+    files = sorted(package.rglob("*.py"))
+    changed = package / CHANGED_FILE
+    original = changed.read_bytes()
+
+    parse, one, two, again, single = [], [], [], [], []
+    lines = 0
+    try:
+        for _ in range(options.repeat):
+            seconds, lines = time_parse(files)
+            parse.append(seconds)
+            one.append(run_check(["transformers", "-j", "1"], project))
+            two.append(run_check(["transformers", "-j", "2"], project))
+            again.append(run_check(["transformers", "-j", "2"], project))
+            # One edited file, as pre-commit passes it after a commit that touched only that file.
+            changed.write_bytes(original + b"\n# edited\n")
+            single.append(run_check([str(changed.relative_to(project))], project))
+            changed.write_bytes(original)
+    finally:
+        changed.write_bytes(original)
+
+    parse_best = min(parse)
+    figures = {
+        "transformers": options.transformers_version,
+        "python": platform.python_version(),
+        "files": len(files),
+        "lines": lines,
+        "parse_seconds": round(parse_best, 2),
+        "check_j1": vars(best(one)),
+        "check_j2": vars(best(two)),
+        "check_j2_again": vars(best(again)),
+        "check_one_changed_file": vars(best(single)),
+        "ratio_j1_to_parse": round(best(one).seconds / parse_best, 2),
+        "speedup_j2": round(best(one).seconds / best(two).seconds, 2),
+        "ratio_again_to_cold": round(best(again).seconds / best(two).seconds, 2),
+    }
+    print(f"transformers {options.transformers_version}: {len(files)} files, {lines:,} lines, "
+          f"Python {platform.python_version()}, best of {options.repeat}")
+    print(f"{'measurement':<34} {'seconds':>8} {'peak MiB':>9} {'findings':>8}")
+    print(f"{'libcst.parse_module, one core':<34} {parse_best:>8.1f}")
+    for label, runs in [("torchlint check -j 1", one), ("torchlint check -j 2", two),
+                        ("torchlint check -j 2, run again", again), (f"torchlint check {CHANGED_FILE}", single)]:
+        run = best(runs)
+        print(f"{label:<34} {run.seconds:>8.1f} {run.peak_mib:>9.0f} {run.findings:>8}")
+    print(f"\n-j 1 / parse: {figures['ratio_j1_to_parse']:.2f}x (target at most 2x)")
+    print(f"-j 1 / -j 2: {figures['speedup_j2']:.2f}x (target at least 1.8x)")
+    print(f"run again / first -j 2 run: {figures['ratio_again_to_cold']:.2f}x (target at most 0.1x, with a cache)")
+    if options.json:
+        options.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
