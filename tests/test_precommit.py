@@ -104,8 +104,12 @@ def _snapshot(root: Path, destination: Path, env: dict[str, str]) -> Path:
     return destination
 
 
-def _try_repo(hook_repo: Path, project: Path, file: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), HOOK_ID, "--files", file]
+def _try_repo(
+    hook_repo: Path, project: Path, file: str | None, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """The hook on ``file``, or on the staged files (what `git commit` runs) when None."""
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), HOOK_ID]
+    command += ["--files", file] if file is not None else []
     return subprocess.run(
         command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
@@ -137,3 +141,42 @@ def test_hook_fails_on_print_in_forward_and_passes_once_guarded(tmp_path: Path) 
     assert passing.returncode == 0, _output(passing)
     assert re.search(rf"^{HOOK_ID}\.+Passed$", passing.stdout, re.MULTILINE), _output(passing)
     assert "TL101" not in passing.stdout, _output(passing)
+
+
+MODEL_CALLING_HELPER = """\
+import torch
+
+from pkg.utils import helper
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return helper(x)
+"""
+
+HELPER = """\
+def helper(x):
+    return x * 2
+"""
+
+
+def test_hook_reports_a_break_in_a_helper_when_only_the_helper_is_staged(tmp_path: Path) -> None:
+    """The compiled caller is in model.py, which the commit does not touch."""
+    env = _environment(tmp_path)
+    hook_repo = _snapshot(REPO_ROOT, tmp_path / "torchlint-snapshot", env)
+    project = tmp_path / "project"
+    _init_repository(project, env)
+    (project / "pkg").mkdir()
+    (project / "pkg/__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg/model.py").write_text(MODEL_CALLING_HELPER, encoding="utf-8")
+    (project / "pkg/utils.py").write_text(HELPER, encoding="utf-8")
+    _git(project, env, "add", "-A")
+    _git(project, env, "commit", "--quiet", "--no-verify", "-m", "model and helper")
+
+    (project / "pkg/utils.py").write_text(HELPER.replace("    return", "    print(x)\n    return"), encoding="utf-8")
+    _git(project, env, "add", "pkg/utils.py")
+    assert _git(project, env, "diff", "--cached", "--name-only").split() == ["pkg/utils.py"]
+    failing = _try_repo(hook_repo, project, None, env)
+    assert failing.returncode == 1, _output(failing)
+    assert re.search(r"^pkg/utils\.py:2:5: TL101 ", failing.stdout, re.MULTILINE), _output(failing)
+    assert "model.py" not in failing.stdout, _output(failing)

@@ -49,9 +49,13 @@ def regions_output(*args: str) -> str:
 def test_helper_in_another_file_is_checked_when_both_files_are_linted(project: Path) -> None:
     write(project, {"pkg/__init__.py": "", "pkg/model.py": MODEL, "pkg/utils.py": UTILS})
     assert check("pkg") == [("utils.py", 2, "TL101")]
-    # Alone, utils.py shows nothing compiled: the call into it is in model.py.
-    assert check("pkg/utils.py") == []
-    assert check("pkg/utils.py", "pkg/__init__.py") == []
+    # Named alone (as pre-commit names a changed file), utils.py is still read with its
+    # project: the call into it is in model.py.
+    assert check("pkg/utils.py") == [("utils.py", 2, "TL101")]
+    assert check("pkg/model.py") == []
+    # Without the project, utils.py shows nothing compiled.
+    assert check("--no-project", "pkg/utils.py") == []
+    assert check("--no-project", "pkg/utils.py", "pkg/__init__.py") == []
 
 
 def test_absolute_relative_and_aliased_imports(project: Path) -> None:
@@ -120,7 +124,8 @@ def test_module_base_class_in_another_file(project: Path) -> None:
                 """,
         },
     )
-    assert check("pkg/model.py") == []
+    assert check("--no-project", "pkg/model.py") == []
+    assert check("pkg/model.py") == [("model.py", 7, "TL101")]
     assert check("pkg") == [("model.py", 7, "TL101")]
     assert "Net.forward: entry: forward of nn.Module subclass Net (subclass of pkg.model.Mixin, an nn.Module)" in regions_output("pkg")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from torchlint import __version__
+from torchlint.cache import cache_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.reporters import FORMATS, ReportContext, render
 from torchlint.reporters.paths import display_path
@@ -107,6 +108,9 @@ _report_file_option = click.option(
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
 @click.option("--show-regions", is_flag=True, help="List the compiled functions of each file and why they are compiled, and exit.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: one per CPU).")
+@click.option("--no-project", is_flag=True, help="Read only the named files: calls into them from the rest of their project are not followed.")
+@click.option("--no-cache", is_flag=True, envvar="TORCHLINT_NO_CACHE", help="Neither read nor write the cache (also TORCHLINT_NO_CACHE).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="TORCHLINT_CACHE_DIR", help="Where to keep the cache (also TORCHLINT_CACHE_DIR; default: .torchlint_cache in the project root).")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -123,6 +127,9 @@ def check(
     show_files: bool,
     show_regions: bool,
     jobs: int | None,
+    no_project: bool,
+    no_cache: bool,
+    cache_dir: Path | None,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for graph breaks."""
     from torchlint.runner import check_paths, check_stdin
@@ -139,14 +146,15 @@ def check(
         if show_files:
             _show_files(paths or (".",), resolver, force_exclude, cwd)
             return
+        where = {"whole_project": not no_project, "cache_dir": None if no_cache else cache_folder(cache_dir, resolver.for_path(cwd).root)}
         if show_regions:
-            _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd)
+            _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd, where)
             return
         keep_sources = output_format == "full"
         if from_stdin:
-            run = check_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, force_exclude=force_exclude, keep_sources=keep_sources)
+            run = check_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, force_exclude=force_exclude, keep_sources=keep_sources, **where)
         else:
-            run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs)
+            run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs, **where)
     except (ConfigError, SelectorError) as error:
         _fail(str(error))
         return
@@ -214,15 +222,22 @@ def _show_files(paths, resolver: ConfigResolver, force_exclude: bool, cwd: Path)
 
 
 def _show_regions(
-    paths, resolver: ConfigResolver, force_exclude: bool, jobs: int | None, from_stdin: bool, stdin_filename: str | None, cwd: Path
+    paths,
+    resolver: ConfigResolver,
+    force_exclude: bool,
+    jobs: int | None,
+    from_stdin: bool,
+    stdin_filename: str | None,
+    cwd: Path,
+    where: dict,
 ) -> None:
     """Each file's compiled functions with the reason, as the check of the same paths sees them."""
     from torchlint.runner import show_regions, show_regions_stdin
 
     if from_stdin:
-        run = show_regions_stdin(sys.stdin.buffer.read(), stdin_filename, resolver)
+        run = show_regions_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, **where)
     else:
-        run = show_regions(paths, resolver, force_exclude=force_exclude, jobs=jobs)
+        run = show_regions(paths, resolver, force_exclude=force_exclude, jobs=jobs, **where)
     compiled = 0
     for path, rows in sorted(run.files.items()):
         if not rows:

@@ -1,14 +1,17 @@
 """Checks many files: discovery, then each file across processes when it pays, then the
-project index and a second look at the files that calls from other files reach."""
+project index and rounds of linting again the files that calls from other files reach.
+Every per-file step and every solve is looked up in the cache first."""
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from torchlint.cache import Cache, code_fingerprint, digest
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
@@ -17,7 +20,8 @@ from torchlint.engine import ParserLimit, UnparsableFile, analyze_text, describe
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
-from torchlint.semantic.project import ProjectFacts, ProjectIndex
+from torchlint.project_files import other_project_files, project_roots
+from torchlint.semantic.project import ProjectFacts, ProjectIndex, SolvedProject
 from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
 from torchlint.workers import Workers
@@ -76,30 +80,40 @@ def check_text(
     return _guarded(path, lint)
 
 
-def check_file(path: Path, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None) -> FileResult:
+def _read(path: Path, text: str | None) -> str | FileError:
+    if text is not None:
+        return text
     try:
-        text = read_source(path)
+        return read_source(path)
     except SourceError as error:
-        return FileResult(str(path), errors=[FileError(str(path), str(error))])
+        return FileError(str(path), str(error))
+
+
+def check_file(
+    path: Path, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None, text: str | None = None
+) -> FileResult:
+    text = _read(path, text)
+    if isinstance(text, FileError):
+        return FileResult(str(path), errors=[text])
     return check_text(text, str(path), settings, keep_source, project)
 
 
-# One file's work in a batch: the file, its settings, what the project tells about it.
-_Item = tuple[Path, Settings, "ProjectFacts | None"]
+# One file's work in a batch: the file, its settings, what the project tells about it, and
+# its text when that is not the one on disk.
+_Item = tuple[Path, Settings, "ProjectFacts | None", "str | None"]
 
 
 def _check_batch(batch: list[_Item], keep_source: bool) -> list[FileResult]:
-    return [check_file(path, settings, keep_source, project) for path, settings, project in batch]
+    return [check_file(path, settings, keep_source, project, text) for path, settings, project, text in batch]
 
 
 def _analyze_file(
-    path: Path, settings: Settings, project: ProjectFacts | None, keep_source: bool, parse_always: bool
+    path: Path, settings: Settings, project: ProjectFacts | None, keep_source: bool, parse_always: bool, text: str | None
 ) -> tuple[FileResult, FileOutline | None]:
     """Lint a file of a project and outline it for the project index."""
-    try:
-        text = read_source(path)
-    except SourceError as error:
-        return FileResult(str(path), errors=[FileError(str(path), str(error))]), None
+    text = _read(path, text)
+    if isinstance(text, FileError):
+        return FileResult(str(path), errors=[text]), None
     outline: list[FileOutline] = []
 
     def analyze() -> FileResult:
@@ -112,15 +126,17 @@ def _analyze_file(
 
 
 def _analyze_batch(batch: list[_Item], keep_source: bool, parse_always: bool) -> list[tuple[FileResult, FileOutline | None]]:
-    return [_analyze_file(path, settings, project, keep_source, parse_always) for path, settings, project in batch]
+    return [
+        _analyze_file(path, settings, project, keep_source, parse_always, text)
+        for path, settings, project, text in batch
+    ]
 
 
-def _dynamo_config_batch(paths: list[Path]) -> list[dict]:
+def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
     found = []
-    for path in paths:
-        try:
-            text = read_source(path)
-        except SourceError:
+    for path, _, _, text in batch:
+        text = _read(path, text)
+        if isinstance(text, FileError):
             found.append({})
             continue
         config = _per_file(str(path), lambda: dynamo_config_of(text))
@@ -144,13 +160,9 @@ def _describe(
 
 def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | Diagnostic]:
     described: list[list[RegionLine] | FileError | Diagnostic] = []
-    for path, settings, project in batch:
-        try:
-            text = read_source(path)
-        except SourceError as error:
-            described.append(FileError(str(path), str(error)))
-            continue
-        described.append(_describe(text, str(path), settings, project))
+    for path, settings, project, text in batch:
+        text = _read(path, text)
+        described.append(text if isinstance(text, FileError) else _describe(text, str(path), settings, project))
     return described
 
 
@@ -166,23 +178,111 @@ def check_paths(
     force_exclude: bool = False,
     keep_sources: bool = False,
     jobs: int | None = None,
+    whole_project: bool = True,
+    cache_dir: Path | None = None,
 ) -> CheckRun:
+    """Check ``paths``; with ``whole_project`` the rest of their projects is read too and
+    only the named files are reported. ``cache_dir`` keeps results between runs."""
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
-    work = [(path, resolver.for_path(path)) for path in found.files]
-    run.results = check_files(work, jobs=jobs, keep_sources=keep_sources)
-    run.results.sort(key=lambda result: result.path)
+    named = [(path, resolver.for_path(path)) for path in found.files]
+    others = other_project_files(paths, found.files, resolver) if whole_project and found.files else []
+    context = [(path, resolver.for_path(path)) for path in others]
+    cache = _cache_for(cache_dir, found.files, resolver)
+    results = check_files(named, jobs=jobs, keep_sources=keep_sources, context=context, cache=cache)
+    cache.save()
+    run.results = sorted(results, key=lambda result: result.path)
     return run
 
 
+def _cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
+    """One cache file per set of project roots: runs over the same project share it."""
+    if folder is None:
+        return Cache(None)
+    return Cache(folder, str(project_roots(files, resolver)))
+
+
 def check_files(
-    work: list[tuple[Path, Settings]], *, jobs: int | None = None, keep_sources: bool = False
+    work: list[tuple[Path, Settings]],
+    *,
+    jobs: int | None = None,
+    keep_sources: bool = False,
+    context: list[tuple[Path, Settings]] = (),
+    texts: Mapping[str, str] = {},
+    cache: Cache | None = None,
 ) -> list[FileResult]:
-    """Lint files, each with its own settings; two or more are linted as one project."""
-    with _workers(jobs, len(work)) as workers:
-        if len(work) < 2:
-            return workers.map(_check_batch, [(path, settings, None) for path, settings in work], keep_sources)
-        return list(_ProjectRun(work, workers, keep_sources).final_results().values())
+    """Lint files, each with its own settings; two or more are linted as one project.
+
+    ``context``: other files of the project, read for what they tell about ``work`` but not
+    reported. ``texts``: a file's text when it is not the one on disk (an editor's buffer)."""
+    cache = cache if cache is not None else Cache(None)
+    everything = [*work, *context]
+    with _workers(jobs, len(everything)) as workers:
+        if len(everything) < 2:
+            items = [(path, settings, None, texts.get(str(path))) for path, settings in work]
+            return _Memo(workers, cache, texts).check(items, keep_sources)
+        results = _ProjectRun(everything, workers, keep_sources, cache, texts).final_results()
+    return [results[str(path)] for path, _ in work]
+
+
+class _Memo:
+    """Per-file steps run in the workers, each looked up in the cache first by a key of
+    everything it reads."""
+
+    def __init__(self, workers: Workers, cache: Cache, texts: Mapping[str, str]) -> None:
+        self.workers = workers
+        self.cache = cache
+        self.texts = texts
+        self._content: dict[str, str | None] = {}
+        self._code = code_fingerprint() if cache.enabled else ""
+
+    def content(self, path: Path) -> str | None:
+        """A hash of the file's bytes; None when it cannot be read (never cached)."""
+        key = str(path)
+        if key not in self._content:
+            text = self.texts.get(key)
+            try:
+                data = text.encode("utf-8", "surrogatepass") if text is not None else path.read_bytes()
+            except OSError:
+                self._content[key] = None
+            else:
+                self._content[key] = hashlib.blake2b(data, digest_size=32).hexdigest()
+        return self._content[key]
+
+    def key(self, step: str, path: Path, settings: Settings, *facts: object) -> str | None:
+        if not self.cache.enabled:
+            return None
+        content = self.content(path)
+        return None if content is None else digest(self._code, step, str(path), content, settings, *facts)
+
+    def map(self, step: Callable, items: list[_Item], keys: list[str | None], *args: object) -> list:
+        found = [self.cache.get(key) if key is not None else None for key in keys]
+        missing = [i for i, value in enumerate(found) if value is None]
+        computed = self.workers.map(step, [items[i] for i in missing], *args) if missing else []
+        for i, value in zip(missing, computed):
+            found[i] = value
+            if keys[i] is not None:
+                self.cache.put(keys[i], value, str(items[i][0]))
+        return found
+
+    def check(self, items: list[_Item], keep_sources: bool) -> list[FileResult]:
+        keys = [self.key("check", path, settings, project, keep_sources) for path, settings, project, _ in items]
+        return self.map(_check_batch, items, keys, keep_sources)
+
+    def analyze(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> tuple[list, list[str | None]]:
+        keys = [
+            self.key("analyze", path, settings, project, keep_sources, parse_always)
+            for path, settings, project, _ in items
+        ]
+        return self.map(_analyze_batch, items, keys, keep_sources, parse_always), keys
+
+    def dynamo_configs(self, items: list[_Item]) -> list[dict]:
+        keys = [self.key("dynamo-config", path, None) for path, _, _, _ in items]
+        return self.map(_dynamo_config_batch, items, keys)
+
+
+# Rounds of handing kinds on from call to callee: each round is one more hop across files.
+_MAX_ROUNDS = 16
 
 
 class _ProjectRun:
@@ -191,19 +291,32 @@ class _ProjectRun:
     Phases: the `torch._dynamo.config` assignments (cheap: only files that mention
     `_dynamo` are parsed); every file linted on its own, returning its outline; the
     project index over the outlines (parsing, on demand, files the text test skipped that
-    compiled code calls into or that may build a module around the objects it calls); a
-    second lint of just the files other files change.
+    compiled code calls into or that may build a module around the objects it calls); then
+    rounds that lint again the files whose facts changed, until the kinds calls pass to
+    other files stop changing.
     """
 
-    def __init__(self, work: list[tuple[Path, Settings]], workers: Workers, keep_sources: bool) -> None:
+    def __init__(
+        self,
+        work: list[tuple[Path, Settings]],
+        workers: Workers,
+        keep_sources: bool,
+        cache: Cache | None = None,
+        texts: Mapping[str, str] = {},
+    ) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
-        self.workers = workers
+        self.texts = texts
         self.keep_sources = keep_sources
+        self.memo = _Memo(workers, cache if cache is not None else Cache(None), texts)
         ordered = sorted(self.work)
-        configs = workers.map(_dynamo_config_batch, [self.work[path][0] for path in ordered])
+        configs = self.memo.dynamo_configs([self._item(path, None) for path in ordered])
         self.plain = ProjectFacts(dynamo_config=merge(configs))
         self.results: dict[str, FileResult] = {}
         self.outlines: dict[str, FileOutline] = {}
+        # path -> what produced its outline (cache keys), so a solve can be looked up
+        self.outline_ids: dict[str, tuple[str | None, ...]] = {}
+        # path -> the facts its current result was linted with
+        self.linted_with: dict[str, ProjectFacts] = {}
         self._analyze(list(self.work), parse_always=False)
         cwd = Path.cwd()
         parsed_on_demand: set[str] = set()
@@ -217,10 +330,21 @@ class _ProjectRun:
             parsed_on_demand.update(needed)
             self._analyze(needed, parse_always=True)
 
-    def _new_index(self) -> ProjectIndex:
+    def _item(self, path: str, facts: ProjectFacts | None) -> _Item:
+        return (*self.work[path], facts, self.texts.get(path))
+
+    def _new_index(self) -> SolvedProject:
+        ids = sorted(self.outline_ids.items())
+        key = digest("solve", ids, self.plain.dynamo_config) if all(None not in v for _, v in ids) else None
+        if key is not None and self.memo.cache.enabled:
+            found = self.memo.cache.get(key)
+            if isinstance(found, SolvedProject):
+                return found
         index = ProjectIndex(self.outlines.values(), self._display, self.plain.dynamo_config)
-        index.solve()
-        return index
+        solved = SolvedProject.of(index)
+        if key is not None:
+            self.memo.cache.put(key, solved, "")
+        return solved
 
     def _naming(self, names: set[str]) -> set[str]:
         """The files the text test skipped whose text mentions one of ``names``."""
@@ -230,7 +354,7 @@ class _ProjectRun:
         for path, outline in self.outlines.items():
             if not outline.parsed:
                 try:
-                    text = read_source(self.work[path][0])
+                    text = self.texts.get(path) or read_source(self.work[path][0])
                 except SourceError:
                     continue
                 if any(name in text for name in names):
@@ -238,38 +362,46 @@ class _ProjectRun:
         return found
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
-        items = [(*self.work[path], self.plain) for path in paths]
-        for path, (result, outline) in zip(paths, self.workers.map(_analyze_batch, items, self.keep_sources, parse_always)):
+        items = [self._item(path, self.plain) for path in paths]
+        analyzed, keys = self.memo.analyze(items, self.keep_sources, parse_always)
+        for path, (result, outline), key in zip(paths, analyzed, keys):
             self.results[path] = result
+            self.linted_with[path] = self.plain
             if outline is not None:
                 self.outlines[path] = outline
+                self.outline_ids[path] = (key,)
 
     def facts(self, path: str) -> ProjectFacts:
         if path not in self.outlines:
             return self.plain
-        return self.index.facts_for(path) or self.plain
+        return self.index.facts.get(path) or self.plain
 
     def final_results(self) -> dict[str, FileResult]:
-        again = [path for path in self.outlines if self.index.facts_for(path) is not None]
-        if self._lint_again(again):
-            # What the project told those files changed the tensors their compiled calls
-            # pass (`for t in self.scheduler.timesteps`): one more round hands them on.
-            before = {path: self.index.facts_for(path) for path in self.outlines}
+        """Lint again each file whose facts changed; when that changes the kinds its calls
+        pass (`for t in self.scheduler.timesteps`), solve again and go on: a tensor handed
+        a -> b -> c -> d reaches d however many files it crosses."""
+        for _ in range(_MAX_ROUNDS):
+            stale = [path for path in self.outlines if self.facts(path) != self.linted_with[path]]
+            if not stale or not self._lint_again(stale):
+                break
             self.index = self._new_index()
-            changed = [path for path in self.outlines if self.index.facts_for(path) != before[path]]
-            items = [(*self.work[path], self.facts(path)) for path in changed]
-            for path, result in zip(changed, self.workers.map(_check_batch, items, self.keep_sources)):
-                self.results[path] = result
+        stale = [path for path in self.outlines if self.facts(path) != self.linted_with[path]]
+        items = [self._item(path, self.facts(path)) for path in stale]
+        for path, result in zip(stale, self.memo.check(items, self.keep_sources)):
+            self.results[path] = result
         return self.results
 
     def _lint_again(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
-        items = [(*self.work[path], self.facts(path)) for path in paths]
+        items = [self._item(path, self.facts(path)) for path in paths]
+        analyzed, keys = self.memo.analyze(items, self.keep_sources, False)
         changed = False
-        for path, (result, outline) in zip(paths, self.workers.map(_analyze_batch, items, self.keep_sources, False)):
+        for path, (_, _, facts, _), (result, outline), key in zip(paths, items, analyzed, keys):
             self.results[path] = result
+            self.linted_with[path] = facts
             if outline is not None and outline.passed != self.outlines[path].passed:
                 self.outlines[path] = replace(self.outlines[path], passed=outline.passed)
+                self.outline_ids[path] = (*self.outline_ids[path][:1], key)
                 changed = True
         return changed
 
@@ -292,30 +424,77 @@ class RegionsRun:
 
 
 def show_regions(
-    paths: Sequence[str | Path], resolver: ConfigResolver, *, force_exclude: bool = False, jobs: int | None = None
+    paths: Sequence[str | Path],
+    resolver: ConfigResolver,
+    *,
+    force_exclude: bool = False,
+    jobs: int | None = None,
+    whole_project: bool = True,
+    cache_dir: Path | None = None,
 ) -> RegionsRun:
     """Which functions are compiled and why, as the lint of ``paths`` sees them."""
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    with _workers(jobs, len(work)) as workers:
-        project = _ProjectRun(work, workers, keep_sources=False) if len(work) > 1 else None
-        items = [(path, settings, project.facts(str(path)) if project else None) for path, settings in work]
-        for (path, _, _), described in zip(items, workers.map(_describe_batch, items)):
-            run.add(str(path), described)
+    others = other_project_files(paths, found.files, resolver) if whole_project and found.files else []
+    cache = _cache_for(cache_dir, found.files, resolver)
+    _describe_files(run, work, [(path, resolver.for_path(path)) for path in others], jobs, cache, {})
+    cache.save()
     return run
 
 
-def show_regions_stdin(data: bytes, filename: str | None, resolver: ConfigResolver) -> RegionsRun:
-    path = str(Path(filename).absolute()) if filename else "-"
-    settings = resolver.for_path(Path(path) if filename else resolver.cwd)
-    run = RegionsRun()
+def _describe_files(
+    run: RegionsRun,
+    work: list[tuple[Path, Settings]],
+    context: list[tuple[Path, Settings]],
+    jobs: int | None,
+    cache: Cache,
+    texts: Mapping[str, str],
+) -> None:
+    everything = [*work, *context]
+    with _workers(jobs, len(everything)) as workers:
+        project = _ProjectRun(everything, workers, False, cache, texts) if len(everything) > 1 else None
+        items = [
+            (path, settings, project.facts(str(path)) if project else None, texts.get(str(path)))
+            for path, settings in work
+        ]
+        for (path, *_), described in zip(items, workers.map(_describe_batch, items)):
+            run.add(str(path), described)
+
+
+def _buffer(data: bytes, filename: str | None, resolver: ConfigResolver) -> tuple[Path, Settings, str | FileError]:
+    """An editor's buffer: where it belongs, its settings, and its text."""
+    path = Path(filename).absolute() if filename else Path("-")
+    settings = resolver.for_path(path if filename else resolver.cwd)
     try:
-        text = decode_source(data)
+        return path, settings, decode_source(data)
     except SourceError as error:
-        run.add(path, FileError(path, str(error)))
+        return path, settings, FileError(str(path), str(error))
+
+
+def _buffer_context(filename: str | None, path: Path, resolver: ConfigResolver, whole_project: bool) -> list:
+    if not (filename and whole_project):
+        return []
+    return [(other, resolver.for_path(other)) for other in other_project_files([path], [path], resolver)]
+
+
+def show_regions_stdin(
+    data: bytes,
+    filename: str | None,
+    resolver: ConfigResolver,
+    *,
+    whole_project: bool = True,
+    cache_dir: Path | None = None,
+) -> RegionsRun:
+    path, settings, text = _buffer(data, filename, resolver)
+    run = RegionsRun()
+    if isinstance(text, FileError):
+        run.add(str(path), text)
         return run
-    run.add(path, _describe(text, path, settings, None))
+    context = _buffer_context(filename, path, resolver, whole_project)
+    cache = _cache_for(cache_dir if filename else None, [path], resolver)
+    _describe_files(run, [(path, settings)], context, None, cache, {str(path): text})
+    cache.save()
     return run
 
 
@@ -326,14 +505,20 @@ def check_stdin(
     *,
     force_exclude: bool = False,
     keep_sources: bool = False,
+    whole_project: bool = True,
+    cache_dir: Path | None = None,
 ) -> CheckRun:
-    """Lint a buffer from an editor; ``filename`` places it for config and excludes."""
-    path = str(Path(filename).absolute()) if filename else "-"
-    settings = resolver.for_path(Path(path) if filename else resolver.cwd)
-    if filename and force_exclude and is_excluded(Path(path), settings):
+    """Lint a buffer from an editor; ``filename`` places it for config, excludes and its
+    project (whose other files are read from disk)."""
+    path, settings, text = _buffer(data, filename, resolver)
+    if filename and force_exclude and is_excluded(path, settings):
         return CheckRun()
-    try:
-        text = decode_source(data)
-    except SourceError as error:
-        return CheckRun(errors=[FileError(path, str(error))])
-    return CheckRun(results=[check_text(text, path, settings, keep_sources)])
+    if isinstance(text, FileError):
+        return CheckRun(errors=[text])
+    if not filename:
+        return CheckRun(results=[check_text(text, str(path), settings, keep_sources)])
+    context = _buffer_context(filename, path, resolver, whole_project)
+    cache = _cache_for(cache_dir, [path], resolver)
+    results = check_files([(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache)
+    cache.save()
+    return CheckRun(results=results)

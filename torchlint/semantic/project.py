@@ -101,6 +101,7 @@ class ProjectIndex:
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
         self._passed: dict[Node, dict[str, Kind]] | None = None
         self._facts: dict[str, ProjectFacts | None] = {}
+        self._split: dict[int, tuple[dict, dict]] = {}
         self._solved = False
 
     # Names ----------------------------------------------------------------------
@@ -359,6 +360,7 @@ class ProjectIndex:
         self.blocked = blocked
         self.compiled = reach(((node, reason) for node, reason, _, _ in entries), self.edges, blocked, self._reason)
         self.fullgraph = fullgraph_only([(node, explicit, fg) for node, _, explicit, fg in entries], self.edges, blocked)
+        self._fullgraph_table = dict.fromkeys(self.fullgraph)
         self._solved = True
 
     def _reason(self, how: str, source: Node, target: Node) -> str:
@@ -377,12 +379,12 @@ class ProjectIndex:
         if not self._solved:
             self.solve()
         outline = self.files[path]
-        compiled = {qualname: reason for (where, qualname), reason in self.compiled.items() if where == path}
-        fullgraph = frozenset(qualname for where, qualname in self.fullgraph if where == path)
+        compiled = self._by_path(self.compiled).get(path, {})
+        fullgraph = frozenset(self._by_path(self._fullgraph_table).get(path, ()))
         if not outline.parsed and not compiled:
             return None
         disabled_imports = self.disabled_imports(path) if compiled else frozenset()
-        parameter_kinds = {qualname: kinds for (where, qualname), kinds in self.passed().items() if where == path}
+        parameter_kinds = self._by_path(self.passed()).get(path, {})
         held_tensors = self.held_tensors(path)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if outline.parsed and unchanged and not (disabled_imports or parameter_kinds or held_tensors):
@@ -400,6 +402,16 @@ class ProjectIndex:
             parameter_kinds=parameter_kinds,
             held_tensors=held_tensors,
         )
+
+    def _by_path(self, found: dict[Node, object]) -> dict[str, dict[str, object]]:
+        """``found`` split by file, once per table: asked for every file of a large project."""
+        split = self._split.get(id(found))
+        if split is None or split[0] is not found:
+            grouped: dict[str, dict[str, object]] = {}
+            for (where, qualname), value in found.items():
+                grouped.setdefault(where, {})[qualname] = value
+            split = self._split[id(found)] = (found, grouped)
+        return split[1]
 
     # Kinds across files -------------------------------------------------------------
 
@@ -465,3 +477,25 @@ class ProjectIndex:
     def plain_facts(self) -> ProjectFacts:
         """For a file the rest of the project changes nothing in: the shared config only."""
         return ProjectFacts(dynamo_config=self.dynamo_config)
+
+
+@dataclass(frozen=True)
+class SolvedProject:
+    """A solved index as plain data: what a run asks of it, small enough to cache."""
+
+    # path -> what linting it again needs to know, None where its own lint was right
+    facts: dict[str, ProjectFacts | None]
+    # files the text test skipped that compiled code leads into
+    unparsed_needed: frozenset[str]
+    # names of classes whose constructions decide what compiled code calls
+    constructions_needed: frozenset[str]
+    # every compiled function of the project -> why
+    compiled: dict[Node, str]
+
+    @classmethod
+    def of(cls, index: ProjectIndex) -> SolvedProject:
+        index.solve()
+        # Read before the facts are worked out, which resolve more names.
+        unparsed, constructions = frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
+        facts = {path: index.facts_for(path) for path in index.files}
+        return cls(facts, unparsed, constructions, dict(index.compiled))

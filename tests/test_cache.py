@@ -1,0 +1,173 @@
+"""The cache through the command: where it lives, that a warm run says what a cold one
+says, that edits and settings are never answered from stale entries, and that a damaged or
+foreign cache file is ignored, never trusted."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint.cache import Cache, digest
+from torchlint.config import ConfigResolver
+from torchlint.runner import check_files
+
+from helpers import write
+
+MODEL = """\
+import torch
+from pkg.utils import helper
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return helper(x)
+"""
+
+UTILS = """\
+def helper(x):
+    print(x)
+    return x
+"""
+
+
+def torchlint(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", *args],
+        cwd=cwd, capture_output=True, text=True, env={**environment, **(env or {})}, timeout=120,
+    )
+
+
+@pytest.fixture
+def pkg(project: Path) -> Path:
+    write(project, {"pkg/__init__.py": "", "pkg/model.py": MODEL, "pkg/utils.py": UTILS})
+    return project
+
+
+def _cache_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*/*.pickle"))
+
+
+def test_the_cache_folder_tells_git_and_backups_to_leave_it_alone(pkg: Path) -> None:
+    first = torchlint("pkg", cwd=pkg)
+    assert first.returncode == 1 and "pkg/utils.py:2:5: TL101" in first.stdout
+    folder = pkg / ".torchlint_cache"
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert len(_cache_files(folder)) == 1
+    subprocess.run(["git", "init", "-q"], cwd=pkg, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=pkg, capture_output=True, text=True)
+    assert ".torchlint_cache" not in status.stdout
+
+
+def test_a_warm_run_reports_what_the_cold_run_did(pkg: Path) -> None:
+    cold = torchlint("pkg", "--output-format", "json", cwd=pkg)
+    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
+    written = cache_file.stat().st_mtime_ns
+    warm = torchlint("pkg", "--output-format", "json", cwd=pkg)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+    # Nothing new was worked out, so nothing was written.
+    assert cache_file.stat().st_mtime_ns == written
+
+
+def test_a_warm_run_works_nothing_out_again(pkg: Path) -> None:
+    resolver = ConfigResolver()
+    work = [(path, resolver.for_path(path)) for path in sorted((pkg / "pkg").glob("*.py"))]
+    cold = Cache(pkg / "cache", "pkg")
+    expected = check_files(work, cache=cold)
+    cold.save()
+    warm = Cache(pkg / "cache", "pkg")
+    assert check_files(work, cache=warm) == expected
+    assert warm.hits and not warm.misses
+
+
+def test_an_edit_is_never_answered_from_the_cache(pkg: Path) -> None:
+    assert "utils.py:2:5: TL101" in torchlint("pkg", cwd=pkg).stdout
+    (pkg / "pkg/utils.py").write_text(UTILS.replace("    print(x)\n", "    y = x\n    print(y)\n"))
+    assert "utils.py:3:5: TL101" in torchlint("pkg", cwd=pkg).stdout
+    # A change in one file that changes what another is told: the call goes away.
+    (pkg / "pkg/model.py").write_text(MODEL.replace("return helper(x)", "return x"))
+    assert torchlint("pkg", cwd=pkg).returncode == 0
+
+
+def test_settings_are_part_of_the_key(pkg: Path) -> None:
+    assert torchlint("pkg", cwd=pkg).returncode == 1
+    write(pkg, {"pyproject.toml": '[tool.torchlint]\nselect = ["TL2"]\n'})
+    assert torchlint("pkg", cwd=pkg).returncode == 0
+    assert torchlint("pkg", "--select", "TL1", cwd=pkg).returncode == 1
+
+
+def test_a_damaged_cache_file_is_ignored(pkg: Path) -> None:
+    expected = torchlint("pkg", cwd=pkg).stdout
+    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
+    data = cache_file.read_bytes()
+    for damaged in (data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 1]), b"", b"\0" * 64):
+        cache_file.write_bytes(damaged)
+        again = torchlint("pkg", cwd=pkg)
+        assert again.stdout == expected and again.returncode == 1, damaged[:20]
+
+
+def test_a_foreign_pickle_is_never_loaded(pkg: Path, tmp_path: Path) -> None:
+    torchlint("pkg", cwd=pkg)
+    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
+    witness = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {witness}",))
+
+    # Well formed, with a valid checksum: only what it names gives it away.
+    body = pickle.dumps({"key": ("", Payload())})
+    import hashlib
+
+    cache_file.write_bytes(b"torchlint-cache\n" + hashlib.blake2b(body, digest_size=32).digest() + body)
+    again = torchlint("pkg", cwd=pkg)
+    assert "utils.py:2:5: TL101" in again.stdout
+    assert not witness.exists()
+
+
+def test_no_cache_reads_and_writes_nothing(pkg: Path) -> None:
+    assert torchlint("pkg", "--no-cache", cwd=pkg).returncode == 1
+    assert torchlint("pkg", cwd=pkg, env={"TORCHLINT_NO_CACHE": "1"}).returncode == 1
+    assert not (pkg / ".torchlint_cache").exists()
+
+
+def test_the_cache_can_live_elsewhere(pkg: Path, tmp_path: Path) -> None:
+    torchlint("pkg", "--cache-dir", str(tmp_path / "by-option"), cwd=pkg)
+    torchlint("pkg", cwd=pkg, env={"TORCHLINT_CACHE_DIR": str(tmp_path / "by-environment")})
+    assert _cache_files(tmp_path / "by-option") and _cache_files(tmp_path / "by-environment")
+    assert not (pkg / ".torchlint_cache").exists()
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_nothing_but_time(pkg: Path) -> None:
+    (pkg / "blocked").write_text("a file where the folder would go")
+    result = torchlint("pkg", "--cache-dir", str(pkg / "blocked" / "cache"), cwd=pkg)
+    assert result.returncode == 1 and "utils.py:2:5: TL101" in result.stdout and result.stderr.startswith("Found 1")
+
+
+def test_concurrent_runs_leave_a_cache_that_reads_back(pkg: Path) -> None:
+    for index in range(30):
+        write(pkg, {f"pkg/extra_{index}.py": f"import torch\n\ndef f{index}(x):\n    return x\n"})
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
+    runs = [
+        subprocess.Popen([sys.executable, "-m", "torchlint", "check", "pkg", *extra], cwd=pkg, env=environment,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for extra in ([], ["--select", "TL1"], [], ["-j", "2"])
+    ]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert all(run.returncode == 1 for run in runs), outputs
+    assert all("utils.py:2:5: TL101" in out for out, _ in outputs)
+    folder = pkg / ".torchlint_cache"
+    assert [p for p in folder.rglob("*") if p.name.endswith(".tmp")] == []
+    warm = torchlint("pkg", cwd=pkg)
+    assert "utils.py:2:5: TL101" in warm.stdout
+
+
+def test_digests_do_not_depend_on_set_order() -> None:
+    assert digest(frozenset({"a", "b", "c"}), {"x": 1, "y": 2}) == digest(frozenset({"c", "b", "a"}), {"y": 2, "x": 1})
+    assert digest(("a", "b")) != digest(("b", "a"))

@@ -1,0 +1,201 @@
+"""What earlier runs worked out, kept on disk so an unchanged file is never analysed twice.
+
+Every entry is the result of a pure step (a file's outline and findings, the project's
+solved facts) under a key that hashes everything the step reads: torchlint's own code, the
+file's bytes, its settings and what the project told it. A hit is therefore the step's
+answer, never a guess. The entries one run used are written back as one file per project
+root, by a temporary file and a rename, so a reader sees the old file or the new one and
+two concurrent runs cannot interleave. A file that does not check out (truncated,
+corrupted, written by another version, or holding anything but torchlint's own data
+classes) is ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torchlint
+
+DEFAULT_FOLDER = ".torchlint_cache"
+
+_MAGIC = b"torchlint-cache\n"
+_UMASK = os.umask(0o22)
+os.umask(_UMASK)
+_DIGEST_SIZE = 32
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by torchlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+# Only these may be rebuilt from a cache file: a pickle naming anything else is foreign.
+_TRUSTED_MODULES = ("torchlint.",)
+_TRUSTED_BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")}
+
+
+def digest(*parts: object) -> str:
+    """A stable hash of plain values: the same on every run and in every process, whatever
+    the order sets and dicts were built in (``hash()`` of a string is not)."""
+    hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
+    for part in parts:
+        hasher.update(_canonical(part).encode("utf-8", "surrogatepass"))
+        hasher.update(b"\0")
+    return hasher.hexdigest()
+
+
+def _canonical(value: object) -> str:
+    if isinstance(value, (str, int, float, bool, type(None), bytes)):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__qualname__}.{value.name}"
+    if isinstance(value, Path):
+        return repr(str(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        return f"{type(value).__qualname__}({fields})"
+    if isinstance(value, dict):
+        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(_canonical(item) for item in value)) + "}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_canonical(item) for item in value) + ")"
+    raise TypeError(f"no stable form for {type(value).__name__}")
+
+
+def code_fingerprint() -> str:
+    """torchlint's version and the files it is made of: an edited rule is a new torchlint."""
+    package = Path(torchlint.__file__).parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((path.relative_to(package).as_posix(), stat.st_size, stat.st_mtime_ns))
+    return digest(torchlint.__version__, stamps)
+
+
+def cache_folder(option: Path | None, root: Path) -> Path:
+    """`--cache-dir` (or $TORCHLINT_CACHE_DIR), else `.torchlint_cache` in ``root``."""
+    return option if option is not None else root / DEFAULT_FOLDER
+
+
+class _TrustedUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith(_TRUSTED_MODULES) or (module, name) in _TRUSTED_BUILTINS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not torchlint's")
+
+
+class Cache:
+    """The entries of one project root. ``Cache(None)`` keeps nothing (`--no-cache`)."""
+
+    def __init__(self, folder: Path | None, scope: str = "") -> None:
+        self.folder = folder
+        self._file = folder / code_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
+        # key -> (owner, value); the owner is the file an entry is about ("" for the project)
+        self._stored: dict[str, tuple[str, object]] = self._read() if self._file is not None else {}
+        self._used: dict[str, tuple[str, object]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._file is not None
+
+    def get(self, key: str) -> Any | None:
+        entry = self._used.get(key) or self._stored.get(key)
+        if entry is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._used[key] = entry
+        return entry[1]
+
+    def put(self, key: str, value: object, owner: str) -> None:
+        if self._file is not None:
+            self._used[key] = (owner, value)
+
+    def _kept(self) -> dict[str, tuple[str, object]]:
+        """The entries this run used, and those about files it did not look at (a run on
+        one file keeps what the others' runs stored); stale entries of the files it did
+        look at drop out."""
+        touched = {owner for owner, _ in self._used.values()}
+        kept = {key: entry for key, entry in self._stored.items() if entry[0] not in touched}
+        kept.update(self._used)
+        return kept
+
+    def _read(self) -> dict[str, object]:
+        try:
+            data = self._file.read_bytes()
+        except OSError:
+            return {}
+        header = len(_MAGIC) + _DIGEST_SIZE
+        if not data.startswith(_MAGIC) or len(data) < header:
+            return {}
+        body = data[header:]
+        if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[len(_MAGIC):header]:
+            return {}
+        try:
+            entries = _TrustedUnpickler(io.BytesIO(body)).load()
+        except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
+            return {}
+        if not isinstance(entries, dict):
+            return {}
+        return {
+            key: entry
+            for key, entry in entries.items()
+            if isinstance(key, str) and isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+        }
+
+    def save(self) -> None:
+        """Write the entries this run used (stale ones drop out); a cache that cannot be
+        written is skipped silently: it only ever saves time."""
+        if self._file is None:
+            return
+        kept = self._kept()
+        if kept.keys() == self._stored.keys():
+            return
+        try:
+            body = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        checksum = hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest()
+        try:
+            _prepare(self.folder)
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self._file, _MAGIC + checksum + body)
+        except OSError:
+            return
+
+
+def _prepare(folder: Path) -> None:
+    """The cache folder with what tells git and backup tools to leave it alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        marker = folder / name
+        if not marker.exists():
+            _write_atomically(marker, text.encode("utf-8"))
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, 0o666 & ~_UMASK)  # as an ordinary file, not mkstemp's 0600
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
