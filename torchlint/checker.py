@@ -184,8 +184,10 @@ class LintContext:
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
     ) -> None:
+        """Record a finding at ``node``: the rule's own message and suggestion unless given,
+        with the note that a `fullgraph=True` compile fails where that applies."""
         text = message or rule.message
-        if self.in_fullgraph and not text.endswith(FULLGRAPH_NOTE):
+        if self.in_fullgraph:
             text += FULLGRAPH_NOTE
         self.findings.append(
             Finding(

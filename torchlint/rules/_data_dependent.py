@@ -8,8 +8,6 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 
-from torchlint.checker import FULLGRAPH_NOTE
-
 
 def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExpression]:
     """The tensor-valued parts of a condition whose truth value Python needs.
@@ -45,6 +43,3 @@ def raises_only(body: cst.BaseSuite) -> bool:
             return True
     return False
 
-
-def with_fullgraph_note(message: str, ctx) -> str:
-    return message + FULLGRAPH_NOTE if ctx.in_fullgraph else message

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._side_effects import shown_name
 
 
@@ -30,8 +29,8 @@ def method_receiver(node: cst.Call) -> cst.BaseExpression | None:
 
 
 def report_call(rule, node: cst.CSTNode, ctx, problem: str, remedy: str, suggestion: str | None = None) -> None:
-    """Report ``<problem>; <remedy>``, noting that a `fullgraph=True` compile fails."""
-    ctx.report(rule, node, with_fullgraph_note(f"{problem}; {remedy}", ctx), suggestion)
+    """Report ``<problem>; <remedy>``."""
+    ctx.report(rule, node, f"{problem}; {remedy}", suggestion)
 
 
 def spelled(node: cst.Call) -> str:

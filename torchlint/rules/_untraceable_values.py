@@ -16,8 +16,6 @@ from contextlib import contextmanager
 import libcst as cst
 
 from torchlint.cst_walk import nested_blocks
-
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.semantic.kinds import Kind
 
 _MAX_DEPTH = 6
@@ -25,11 +23,6 @@ _SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iter
 _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 # Calls that hand back the items of their first argument.
 _SAME_ITEMS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"})
-
-
-def report(rule, node: cst.CSTNode, ctx, message: str, suggestion: str | None = None) -> None:
-    """Report ``message``, noting that a `fullgraph=True` compile fails."""
-    ctx.report(rule, node, with_fullgraph_note(message, ctx), suggestion)
 
 
 def autograd_ops_traced(ctx) -> bool:

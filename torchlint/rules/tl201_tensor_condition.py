@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites, with_fullgraph_note
+from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
 
 _WHERE = (
@@ -29,7 +29,7 @@ class TensorCondition(Rule):
         for site in truthiness_sites(condition, ctx):
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), suggestion)
+            ctx.report(type(self), site, message, suggestion)
 
     def visit_If(self, node: cst.If, ctx) -> None:
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx)
@@ -51,7 +51,7 @@ class TensorCondition(Rule):
         # `a and b` asks for the truth of `a`; `b` is only handed back.
         for site in truthiness_sites(node.left, ctx):
             message = "`and`/`or` on a tensor value breaks the graph (Python asks for its truth value)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+            ctx.report(type(self), site, message, _LOGICAL)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         if id(node) in ctx.handled or not isinstance(node.operator, cst.Not):
@@ -59,7 +59,7 @@ class TensorCondition(Rule):
         mark_condition(node, ctx)
         for site in truthiness_sites(node.expression, ctx):
             message = "`not` on a tensor value breaks the graph (Python asks for its truth value)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+            ctx.report(type(self), site, message, _LOGICAL)
 
     invalid = (
         """

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
 
 
@@ -18,7 +17,7 @@ class TorchEqual(Rule):
         name = ctx.qualified_name(node.func)
         if name in ("torch.equal", "torch.allclose"):
             message = f"`{name}()` returns a Python bool read from the data, which breaks the graph"
-            ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+            ctx.report(type(self), node, message)
 
     invalid = (
         """

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
 
 
@@ -45,7 +44,7 @@ class MathOnTensor(Rule):
         # Not silenced by `capture_scalar_outputs`: the `math` call still needs the value.
         if any(ctx.is_tensor(arg.value) for arg in node.args):
             message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
-            ctx.report(type(self), node, with_fullgraph_note(message, ctx), _suggestion(name))
+            ctx.report(type(self), node, message, _suggestion(name))
 
     invalid = (
         """

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import truthiness_sites, with_fullgraph_note
+from torchlint.rules._data_dependent import truthiness_sites
 from torchlint.rules.base import Rule
 
 
@@ -34,7 +34,7 @@ class AssertTensorWithMessage(Rule):
         if node.msg is None or _constant_message(node.msg):
             return
         for site in truthiness_sites(node.test, ctx):
-            ctx.report(type(self), site, with_fullgraph_note(self.message, ctx))
+            ctx.report(type(self), site, self.message)
             return
 
     invalid = (

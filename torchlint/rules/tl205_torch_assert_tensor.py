@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
 
 
@@ -19,7 +18,7 @@ class TorchAssertOnTensor(Rule):
         if ctx.qualified_name(node.func) != "torch._assert" or not node.args:
             return
         if ctx.is_tensor(node.args[0].value):
-            ctx.report(type(self), node, with_fullgraph_note(self.message, ctx))
+            ctx.report(type(self), node, self.message)
 
     invalid = (
         """

@@ -4,7 +4,6 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.semantic.kinds import Kind
@@ -195,7 +194,7 @@ class SequenceComparisonWithTensor(Rule):
             "comparison gives a tensor, so Dynamo cannot decide the result while tracing; compare sizes "
             "with Python ints and check the tensor with `torch._assert_async`"
         )
-        ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+        ctx.report(type(self), node, message)
 
     invalid = (
         """

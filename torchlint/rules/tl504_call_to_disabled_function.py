@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
 from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref
 from torchlint.semantic.scopes import dotted_name, lookup_scope
@@ -56,12 +55,9 @@ class CallToDisabledFunction(Rule):
         ctx.report(
             type(self),
             node,
-            message=with_fullgraph_note(
-                f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
-                "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
-                "outside the compiled code",
-                ctx,
-            ),
+            f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
+            "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
+            "outside the compiled code",
         )
 
     def _disabled_target(self, func: cst.BaseExpression, spelled: str, ctx) -> str | None:

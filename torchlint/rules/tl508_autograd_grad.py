@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
-from torchlint.rules._untraceable_values import autograd_ops_traced, report
+from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
 
 _GRAD = "torch.autograd.grad"
@@ -28,10 +28,9 @@ class AutogradGradInCompiledCode(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.qualified_name(node.func) != _GRAD or autograd_ops_traced(ctx):
             return
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"`{shown_name(node)}()` in compiled code breaks the graph (Dynamo does not trace it while "
             "`trace_autograd_ops` is off); use `torch.func.grad`, or set "
             "`torch._dynamo.config.trace_autograd_ops = True`",

@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -23,10 +22,9 @@ class ParameterInForward(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.qualified_name(node.func) in _PARAMETER:
-            report(
+            ctx.report(
                 type(self),
                 node,
-                ctx,
                 f"`{shown_name(node)}(...)` in compiled code breaks the graph (Dynamo cannot construct "
                 f"a Parameter while tracing); {_REMEDY}",
             )

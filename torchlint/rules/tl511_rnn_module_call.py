@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
 from torchlint.semantic.scopes import dotted_name, lookup_scope, qualified_name
 
@@ -82,10 +81,9 @@ class RnnModuleCall(Rule):
 
     def _report(self, node: cst.CSTNode, module: cst.BaseExpression, cls: str, verb: str, ctx) -> None:
         shown = dotted_name(module) or "the module"
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"{verb} `{shown}`, an `nn.{cls}`, in compiled code makes Dynamo run the whole function "
             f"eagerly (it does not trace RNN, GRU or LSTM modules); step an `{_CELLS[cls]}` over the "
             "sequence instead, or run the recurrent part outside the compiled function",

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
 
 
@@ -18,10 +17,9 @@ class ClassDefinitionInCompiledCode(Rule):
     def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
         # The checker shows a nested class statement to the rules without entering its body.
         # The whole statement is reported: building the class is its instructions together.
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"`class {node.name.value}` in compiled code breaks the graph (Dynamo cannot build a class "
             "while tracing); define the class at module level",
         )

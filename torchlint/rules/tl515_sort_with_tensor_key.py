@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._tensor_methods import keyword, positional
-from torchlint.rules._untraceable_values import bound, item_kind, report
+from torchlint.rules._untraceable_values import bound, item_kind
 from torchlint.rules.base import Rule
 from torchlint.semantic.kinds import Kind
 
@@ -75,7 +75,7 @@ class SortWithTensorKey(Rule):
             problem = f"`{shown}` of tensors (each tensor is its own sort key)"
         else:
             return
-        report(type(self), node, ctx, f"{problem} in compiled code breaks the graph; {_REMEDY}")
+        ctx.report(type(self), node, f"{problem} in compiled code breaks the graph; {_REMEDY}")
 
     def _min_max(self, node: cst.Call, items_node: cst.BaseExpression, key, shown: str, ctx) -> None:
         items = item_kind(items_node, ctx)
@@ -85,7 +85,7 @@ class SortWithTensorKey(Rule):
             problem = f"`{shown}()` with a key that gives a tensor"
         else:
             return
-        report(type(self), node, ctx, f"{problem} in compiled code breaks the graph; {_REMEDY}")
+        ctx.report(type(self), node, f"{problem} in compiled code breaks the graph; {_REMEDY}")
 
     invalid = (
         """

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report, value_before
+from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.tl102_logging import LOG_METHODS, is_logger
 from torchlint.semantic.kinds import Kind
@@ -181,13 +181,12 @@ class TensorToString(Rule):
             self._report_use(node, "indexing", ctx)
 
     def _report(self, node: cst.CSTNode, what: str, ctx) -> None:
-        report(type(self), node, ctx, f"{what} in compiled code breaks the graph; {_REMEDY}")
+        ctx.report(type(self), node, f"{what} in compiled code breaks the graph; {_REMEDY}")
 
     def _report_use(self, node: cst.CSTNode, verb: str, ctx) -> None:
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"{verb} a string formatted from a tensor in compiled code breaks the graph (Dynamo "
             f"keeps it unformatted until it is used); {_REMEDY}",
         )

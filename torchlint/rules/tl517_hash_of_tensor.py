@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report, value_before
+from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.semantic.kinds import Kind
 
@@ -65,10 +65,9 @@ class HashOfTensor(Rule):
             self._report(node, ctx)
 
     def _report(self, node: cst.CSTNode, ctx) -> None:
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             "computing with `hash()` of a tensor in compiled code breaks the graph (Dynamo has no "
             f"real hash while tracing, and gives up on the whole function); {_REMEDY}",
         )

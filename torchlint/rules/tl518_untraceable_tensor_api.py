@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
 from torchlint.semantic.kinds import Kind
@@ -62,7 +61,7 @@ class UntraceableTensorApi(Rule):
 
     def _report(self, node: cst.CSTNode, ctx, api: str, why: str, rewrite: str) -> None:
         message = f"{api} in compiled code breaks the graph ({why}); {rewrite}"
-        ctx.report(type(self), node, message=with_fullgraph_note(message, ctx), suggestion=rewrite)
+        ctx.report(type(self), node, message=message, suggestion=rewrite)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         method = tensor_method(node, frozenset(_METHODS), ctx)
