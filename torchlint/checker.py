@@ -144,7 +144,10 @@ class LintContext:
     @property
     def in_fullgraph(self) -> bool:
         """Every compile site that reaches this function says `fullgraph=True`."""
-        return self.function is not None and self.function in getattr(self.regions, "fullgraph", ())
+        return self._compiles_fullgraph(self.function)
+
+    def _compiles_fullgraph(self, function: FunctionInfo | None) -> bool:
+        return function is not None and function in getattr(self.regions, "fullgraph", ())
 
     @property
     def scalars_captured(self) -> bool:
@@ -183,11 +186,16 @@ class LintContext:
         related: tuple[Finding, ...] = (),
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
+        function: FunctionInfo | None = None,
     ) -> None:
         """Record a finding at ``node``: the rule's own message and suggestion unless given,
-        with the note that a `fullgraph=True` compile fails where that applies."""
+        with the note that a `fullgraph=True` compile fails where that applies.
+
+        ``function`` places the finding in another compiled function than the one being
+        walked (a file-wide rule's finding about a caller)."""
+        function = self.function if function is None else function
         text = message or rule.message
-        if self.in_fullgraph:
+        if self._compiles_fullgraph(function):
             text += FULLGRAPH_NOTE
         self.findings.append(
             Finding(
@@ -200,7 +208,7 @@ class LintContext:
                 related,
                 gb_ids,
                 header_only,
-                self.function,
+                function,
             )
         )
 
@@ -254,6 +262,8 @@ class Checker:
                 self._suite(function.node.body, ctx)
                 for finish in self.finishers:
                     finish(ctx.findings[first:], ctx)
+        # File-wide rules look at no function in particular.
+        ctx.function, ctx.statement, ctx.kinds = None, None, None
         for finish in self.file_finishers:
             finish(list(ctx.findings), ctx)
         return ctx.findings

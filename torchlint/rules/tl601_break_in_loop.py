@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.checker import Finding
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
 from torchlint.rules.base import Rule
+from torchlint.semantic.summary import FunctionInfo
 
 
 class BreakInLoop(Rule):
@@ -21,7 +22,7 @@ class BreakInLoop(Rule):
     def finish_function(self, findings: list[Finding], ctx) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, (cst.For, cst.While)):
-                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx)
+                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx.function, ctx)
 
     def finish_file(self, findings: list[Finding], ctx) -> None:
         # A helper called in a loop is inlined there: its break skips the caller's frame too.
@@ -29,18 +30,20 @@ class BreakInLoop(Rule):
         for caller, loop, inner in loops_calling_breaking_helpers(findings, ctx):
             if id(loop) in reported:
                 continue
-            ctx.function, ctx.statement = caller, loop
             helper = inner[0].function.qualname
-            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", ctx)
+            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", caller, ctx)
 
-    def _report(self, loop: cst.CSTNode, inner: list[Finding], where: str, ctx) -> None:
+    def _report(
+        self, loop: cst.CSTNode, inner: list[Finding], where: str, function: FunctionInfo, ctx
+    ) -> None:
         ctx.report(
             type(self),
             loop,
-            describe(inner, where, ctx.function.qualname),
+            describe(inner, where, function.qualname),
             related=tuple(inner),
             gb_ids=gb_ids_of(self.gb_ids, inner),
             header_only=True,
+            function=function,
         )
 
     invalid = (
