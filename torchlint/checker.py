@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding
 from torchlint.semantic.guards import GuardEvaluator, always_exits
 from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
+from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
@@ -26,27 +27,9 @@ FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
 FRAME_BLOCKS = (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)
 
 
-@dataclass(frozen=True)
-class Finding:
-    rule: type[Rule]
-    node: cst.CSTNode
-    statement: cst.CSTNode
-    message: str
-    suggestion: str | None
-    # The loops, `try` and `with` blocks whose body holds the node, outermost first.
-    enclosing: tuple[cst.CSTNode, ...] = ()
-    # Other findings this one is about (the breaks inside a loop), shown as related locations.
-    related: tuple[Finding, ...] = ()
-    # Graph-break ids when they are not the rule's own (a TL6xx finding takes its inner break's).
-    gb_ids: tuple[str, ...] | None = None
-    # Report only the statement's header (`for x in xs:`), not its whole body.
-    header_only: bool = False
-    # The compiled function the finding is in.
-    function: FunctionInfo | None = None
-
-
 class LintContext:
-    """What a rule's detector can ask about the code around a node."""
+    """The state of the walk through one file, and the answers to what rules ask about it:
+    implements ``RuleContext``, which is all that rules see of it."""
 
     def __init__(
         self,
@@ -54,7 +37,7 @@ class LintContext:
         regions: Regions,
         guards: GuardEvaluator,
         profile: CompileProfile,
-        project_facts=None,
+        project_facts: ProjectFacts | None = None,
     ) -> None:
         self.summary = summary
         self.regions = regions
@@ -244,7 +227,7 @@ class Checker:
         regions: Regions,
         profile: CompileProfile | None = None,
         *,
-        project_facts=None,
+        project_facts: ProjectFacts | None = None,
         passed: dict[int, dict[int | str, Kind]] | None = None,
     ) -> list[Finding]:
         """``passed``, when given, receives the tensors each compiled call passes (by the

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from torchlint.cst_walk import walk
+from torchlint.rules.context import RuleContext
 
 
-def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExpression]:
+def truthiness_sites(condition: cst.BaseExpression, ctx: RuleContext) -> Iterator[cst.BaseExpression]:
     """The tensor-valued parts of a condition whose truth value Python needs.
 
     `if a and t.any():` asks for the truth of `a` and of `t.any()`; `not t` for `t`.
@@ -24,7 +25,7 @@ def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExp
         yield condition
 
 
-def mark_condition(condition: cst.BaseExpression, ctx) -> None:
+def mark_condition(condition: cst.BaseExpression, ctx: RuleContext) -> None:
     """Boolean operators inside a condition are reported with the condition, not again."""
 
     def visit(node: cst.CSTNode) -> bool | None:

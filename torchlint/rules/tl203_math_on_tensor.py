@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 # `math` functions whose torch counterpart computes the same thing on a tensor.
@@ -37,7 +38,7 @@ class MathOnTensor(Rule):
     gb_types = ("Data dependent operator",)
     uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name is None or not name.startswith("math."):
             return

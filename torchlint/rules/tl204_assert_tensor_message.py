@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._data_dependent import truthiness_sites
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 def _constant_message(message: cst.BaseExpression) -> bool:
@@ -30,7 +31,7 @@ class AssertTensorWithMessage(Rule):
     gb_types = ("Data-dependent branching",)
     uses_kinds = True
 
-    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+    def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
         if node.msg is None or _constant_message(node.msg):
             return
         for site in truthiness_sites(node.test, ctx):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class TorchAssertOnTensor(Rule):
@@ -14,7 +15,7 @@ class TorchAssertOnTensor(Rule):
     gb_types = ("Data dependent operator",)
     uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != "torch._assert" or not node.args:
             return
         if ctx.is_tensor(node.args[0].value):

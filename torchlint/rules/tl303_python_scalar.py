@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
@@ -16,7 +17,7 @@ class PythonScalarOfTensor(Rule):
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
     uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.scalars_captured or len(node.args) != 1:
             return
         name = ctx.qualified_name(node.func)

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, report_dynamic_op
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _OPS = frozenset({"nonzero", "argwhere"})
 
@@ -17,7 +18,7 @@ class Nonzero(Rule):
     gb_types = ("Dynamic shape operator",)
     uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)
 
     invalid = (

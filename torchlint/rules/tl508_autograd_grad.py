@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.rules._side_effects import shown_name
 from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _GRAD = "torch.autograd.grad"
 
@@ -25,7 +26,7 @@ class AutogradGradInCompiledCode(Rule):
     gb_ids = ("GB9186",)
     gb_types = ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != _GRAD or autograd_ops_traced(ctx):
             return
         ctx.report(

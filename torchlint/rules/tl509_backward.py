@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _AUTOGRAD_BACKWARD = "torch.autograd.backward"
@@ -24,7 +25,7 @@ class BackwardInCompiledCode(Rule):
     gb_types = ("Unsupported Tensor.backward() call", "Attempted to call function marked as skipped")
     uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         if ctx.qualified_name(func) == _AUTOGRAD_BACKWARD:
             ctx.report(

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REMEDY = "create it in `__init__` (or use a plain tensor)"
@@ -20,7 +21,7 @@ class ParameterInForward(Rule):
     gb_ids = ("GB0264",)
     gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in _PARAMETER:
             ctx.report(
                 type(self),

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.scopes import dotted_name, lookup_scope, qualified_name
 
 _RNN_CLASSES = {
@@ -13,7 +14,7 @@ _RNN_CLASSES = {
 _CELLS = {"LSTM": "nn.LSTMCell", "GRU": "nn.GRUCell", "RNN": "nn.RNNCell"}
 
 
-def _rnn_class(node: cst.BaseExpression, ctx) -> str | None:
+def _rnn_class(node: cst.BaseExpression, ctx: RuleContext) -> str | None:
     """"LSTM", "GRU" or "RNN" when ``node`` is `self.<attr>` or a module global bound to
     such a module. A local alias (`rnn = self.rnn`) is reported where it is taken, which
     is where Dynamo gives up."""
@@ -30,7 +31,7 @@ def _rnn_class(node: cst.BaseExpression, ctx) -> str | None:
     return None
 
 
-def _qualified_in_init(func: cst.BaseExpression, reference: cst.BaseExpression, ctx) -> str | None:
+def _qualified_in_init(func: cst.BaseExpression, reference: cst.BaseExpression, ctx: RuleContext) -> str | None:
     """The constructor's name, resolved where `self.<attr> = ...` was written when it was."""
     function = ctx.function.method if ctx.function is not None else None
     is_self_attribute = (
@@ -59,7 +60,7 @@ class RnnModuleCall(Rule):
     gb_ids = ("GB0014",)
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         # `self.lstm(x)` and `self.lstm.forward(x)` are the call; other uses are references.
         target = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
@@ -68,7 +69,7 @@ class RnnModuleCall(Rule):
             ctx.handled.add(id(target))
             self._report(node, target, cls, "calling", ctx)
 
-    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+    def visit_Attribute(self, node: cst.Attribute, ctx: RuleContext) -> None:
         # `self.lstm.hidden_size`, `ENCODER.flatten_parameters()`: any use breaks.
         for reference in (node, node.value):
             if id(reference) in ctx.handled:
@@ -79,7 +80,7 @@ class RnnModuleCall(Rule):
                 self._report(reference, reference, cls, "using", ctx)
                 return
 
-    def _report(self, node: cst.CSTNode, module: cst.BaseExpression, cls: str, verb: str, ctx) -> None:
+    def _report(self, node: cst.CSTNode, module: cst.BaseExpression, cls: str, verb: str, ctx: RuleContext) -> None:
         shown = dotted_name(module) or "the module"
         ctx.report(
             type(self),

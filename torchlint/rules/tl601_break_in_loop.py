@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.checker import Finding
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding, RuleContext
 from torchlint.semantic.summary import FunctionInfo
 
 
@@ -19,12 +19,12 @@ class BreakInLoop(Rule):
     gb_ids = ("GB7000",)
     gb_types = ("graph break in loop",)
 
-    def finish_function(self, findings: list[Finding], ctx) -> None:
+    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, (cst.For, cst.While)):
                 self._report(block, inner, f"inside this {_keyword(block)} loop", ctx.function, ctx)
 
-    def finish_file(self, findings: list[Finding], ctx) -> None:
+    def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
         # A helper called in a loop is inlined there: its break skips the caller's frame too.
         reported = {id(f.node) for f in findings if f.rule is type(self)}
         for caller, loop, inner in loops_calling_breaking_helpers(findings, ctx):
@@ -34,7 +34,7 @@ class BreakInLoop(Rule):
             self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", caller, ctx)
 
     def _report(
-        self, loop: cst.CSTNode, inner: list[Finding], where: str, function: FunctionInfo, ctx
+        self, loop: cst.CSTNode, inner: list[Finding], where: str, function: FunctionInfo, ctx: RuleContext
     ) -> None:
         ctx.report(
             type(self),
