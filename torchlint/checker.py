@@ -207,9 +207,6 @@ class Checker:
         # the whole file's once every function has.
         self.finishers: list[Callable[[list[Finding], LintContext], None]] = []
         self.file_finishers: list[Callable[[list[Finding], LintContext], None]] = []
-        rules = list(rules)
-        # Value kinds cost a pass per function: only worked out when a rule asks for them.
-        self.uses_kinds = any(rule.uses_kinds for rule in rules)
         for rule in rules:
             instance = rule()
             if hasattr(instance, "finish_function"):
@@ -233,14 +230,15 @@ class Checker:
         """``passed``, when given, receives the tensors each compiled call passes (by the
         call's id), for the project index."""
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
-        if self.uses_kinds:
-            ctx.passed = passed
-        if not self.dispatch and not self.finishers and not self.file_finishers:
+        ctx.passed = passed
+        # With no rule enabled the walk still records what the file passes to other files:
+        # their findings depend on it.
+        if not self.dispatch and not self.finishers and not self.file_finishers and passed is None:
             return ctx.findings
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function
-                ctx.kinds = ctx.file_kinds.env(function) if self.uses_kinds else None
+                ctx.kinds = ctx.file_kinds.env(function)
                 first = len(ctx.findings)
                 self._suite(function.node.body, ctx)
                 for finish in self.finishers:
@@ -350,7 +348,7 @@ class Checker:
     def _expression(self, root: cst.CSTNode, ctx: LintContext) -> None:
         dispatch = self.dispatch
 
-        recording = ctx.passed is not None and ctx.kinds is not None
+        recording = ctx.passed is not None
 
         def visit(node: cst.CSTNode) -> bool | None:
             if isinstance(node, cst.Lambda) and id(node) in ctx.summary.lambdas:

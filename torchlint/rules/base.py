@@ -49,8 +49,6 @@ class Rule:
     until: ClassVar[tuple[int, int] | None] = None
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
-    # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.
-    uses_kinds: ClassVar[bool] = False
     # The rule's cases, each a small module (dedented before it is linted): `invalid` ones
     # must give findings of this rule and of no other (a TL6xx finding brings the break it
     # reports on), `valid` ones none of this rule. tests/test_rule_examples.py runs them and

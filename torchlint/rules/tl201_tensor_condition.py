@@ -23,7 +23,6 @@ class TensorCondition(Rule):
     suggestion = _WHERE
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
-    uses_kinds = True
 
     def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx: RuleContext) -> None:
         mark_condition(condition, ctx)

@@ -36,7 +36,6 @@ class MathOnTensor(Rule):
     # at the `.item()`, which TL301 reports.
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)

@@ -29,7 +29,6 @@ class AssertTensorWithMessage(Rule):
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`, or give the assert a constant message"
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
-    uses_kinds = True
 
     def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
         if node.msg is None or _constant_message(node.msg):

@@ -13,7 +13,6 @@ class TorchAssertOnTensor(Rule):
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`"
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != "torch._assert" or not node.args:

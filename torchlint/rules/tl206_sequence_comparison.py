@@ -174,7 +174,6 @@ class SequenceComparisonWithTensor(Rule):
     # torch 2.11 reports the same comparisons as data-dependent branching (GB0170).
     gb_ids = ("GB6622", "GB0170")
     gb_types = ("list_richcompare_nonconst", "Data-dependent branching")
-    uses_kinds = True
 
     def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         # `a == b == c` compares `a == b`, then `b == c`.

@@ -19,7 +19,6 @@ class TensorItem(Rule):
     )
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if not ctx.scalars_captured and tensor_method(node, _ITEM, ctx):

@@ -16,7 +16,6 @@ class TensorToList(Rule):
     suggestion = "keep the values in a tensor and index or loop over it with tensor ops; convert outside the compiled function"
     gb_ids = ("GB0033", "GB0109")
     gb_types = ("Data dependent operator", "Tensor.tolist() with non-integer tensor")
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # Captured scalars cover an integer tensor's `.tolist()`; a float tensor's breaks even

@@ -15,7 +15,6 @@ class PythonScalarOfTensor(Rule):
     suggestion = "keep it a tensor (`y * t.argmax()` rather than `y * int(t.argmax())`), or set `capture_scalar_outputs`"
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.scalars_captured or len(node.args) != 1:

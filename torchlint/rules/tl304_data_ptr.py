@@ -17,7 +17,6 @@ class DataPtrUse(Rule):
     # torch 2.11 reports a comparison of two pointers as GB0023.
     gb_ids = ("GB5976", "GB0088", "GB0023")
     gb_types = ("Data pointer comparison", "Observed exception", "Builtin `operator.*` comparison with constant `self` failed")
-    uses_kinds = True
 
     def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         self._operands(node, [node.left, *(c.comparator for c in node.comparisons)], ctx)

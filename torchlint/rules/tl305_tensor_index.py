@@ -63,7 +63,6 @@ class TensorAsPythonIndex(Rule):
         "Failed to trace builtin operator",
         "Indexing list with non-scalar tensor",
     )
-    uses_kinds = True
 
     def visit_Subscript(self, node: cst.Subscript, ctx: RuleContext) -> None:
         container_is_list = None

@@ -16,7 +16,6 @@ class NumpyWithoutTracing(Rule):
     suggestion = "stay in torch inside the compiled function, or keep `torch._dynamo.config.trace_numpy = True` (the default)"
     gb_ids = ("GB0105",)
     gb_types = ("Tensor.numpy() with trace_numpy=False",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # With torch's default `trace_numpy=True` Dynamo traces NumPy code: no break.

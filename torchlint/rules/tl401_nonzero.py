@@ -16,7 +16,6 @@ class Nonzero(Rule):
     suggestion = f"keep a fixed shape: a mask with `torch.where(mask, x, 0)`, `count_nonzero`, {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)

@@ -15,7 +15,6 @@ class BooleanMaskIndex(Rule):
     suggestion = f"keep the shape: `torch.where(mask, x, 0)` (writing `x[mask] = v` is fine), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
     def visit_Assign(self, node: cst.Assign, ctx: RuleContext) -> None:
         for target in node.targets:

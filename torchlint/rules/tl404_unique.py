@@ -16,7 +16,6 @@ class Unique(Rule):
     suggestion = f"work with fixed shapes (counts per class with `F.one_hot(x, num_classes=n).sum(0)`), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)

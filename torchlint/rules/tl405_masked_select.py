@@ -16,7 +16,6 @@ class MaskedSelect(Rule):
     suggestion = f"keep the shape: `torch.where(mask, x, 0)` or `(x * mask).sum()`, {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if calls_op(node, _OPS, ctx):

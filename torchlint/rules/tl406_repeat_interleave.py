@@ -17,7 +17,6 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     suggestion = f"pass `output_size=` (the known total), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if keyword(node, "output_size") is not None or not calls_op(node, _OPS, ctx):

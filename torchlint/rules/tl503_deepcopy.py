@@ -48,7 +48,6 @@ class DeepcopyInCompiledCode(Rule):
     # (GB0208), a module (GB0008), a list or dict (GB0007).
     # torch 2.11 reports a deep copy of a tensor as GB0179.
     gb_ids = ("GB4198", "GB0208", "GB0008", "GB0007", "GB0179")
-    uses_kinds = True
     gb_types = (
         "Attempted to copy.deepcopy a tensor",
         "torch.* op returned non-Tensor",

@@ -23,7 +23,6 @@ class BackwardInCompiledCode(Rule):
     # `torch.autograd.backward()` is a skipped function whatever the setting (GB0007).
     gb_ids = ("GB0123", "GB0007")
     gb_types = ("Unsupported Tensor.backward() call", "Attempted to call function marked as skipped")
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func

@@ -46,7 +46,6 @@ class SortWithTensorKey(Rule):
         "Failed to trace builtin operator",
         "invalid call to builtin op handler",
     )
-    uses_kinds = True
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)

@@ -113,7 +113,6 @@ class TensorToString(Rule):
         "Unsupported method call",
         "builtin isinstance() cannot determine type of argument",
     )
-    uses_kinds = True
 
     # -- a tensor made into a string on the spot ------------------------------------
 

@@ -40,7 +40,6 @@ class HashOfTensor(Rule):
         "nb_absolute_impl not implemented",
         "Comparison on compile-time-only id or hash value",
     )
-    uses_kinds = True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         if _hash_of_tensor(node.left, ctx) or _hash_of_tensor(node.right, ctx):

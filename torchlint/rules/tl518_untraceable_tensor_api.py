@@ -58,7 +58,6 @@ class UntraceableTensorApi(Rule):
         "Encountered tensor.is_inference() during tracing",
         "Unsupported function call (delayed)",
     )
-    uses_kinds = True
 
     def _report(self, node: cst.CSTNode, ctx: RuleContext, api: str, why: str, rewrite: str) -> None:
         message = f"{api} in compiled code breaks the graph ({why}); {rewrite}"
