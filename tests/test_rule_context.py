@@ -70,27 +70,52 @@ class _Recorder(Rule):
     code = "TL999"
     name = "recorder"
     message = "seen"
-    seen: list = []
+    seen: list[RuleContext] = []
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         self.seen.append(ctx)
 
 
-def test_the_checker_hands_rules_a_rule_context() -> None:
-    source = textwrap.dedent(
-        """
-        import torch
+def _compiled_file(source: str):
+    summary = summarize(cst.parse_module(textwrap.dedent(source)), "pkg.model")
+    return summary, compiled_regions(summary)
 
-        @torch.compile
-        def f(x):
-            return x.sum()
-        """
-    )
-    summary = summarize(cst.parse_module(source), "pkg.model")
+
+COMPILED_CALLS = """
+    import torch
+
+    @torch.compile
+    def f(x):
+        return x.sum() + x.mean()
+"""
+
+
+def test_the_checker_hands_rules_a_rule_context() -> None:
     _Recorder.seen = []
-    Checker([_Recorder], GuardEvaluator()).run(summary, compiled_regions(summary))
+    Checker([_Recorder], GuardEvaluator()).run(*_compiled_file(COMPILED_CALLS))
     assert _Recorder.seen
     assert all(isinstance(ctx, RuleContext) for ctx in _Recorder.seen)
+
+
+class _PerFile(Rule):
+    code = "TL998"
+    name = "per-file"
+    message = "seen"
+    events: list[str] = []
+
+    def start_file(self, ctx: RuleContext) -> None:
+        self.events.append("start")
+
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
+        self.events.append("call")
+
+
+def test_start_file_runs_once_per_file_before_its_walk() -> None:
+    _PerFile.events = []
+    checker = Checker([_PerFile], GuardEvaluator())
+    checker.run(*_compiled_file(COMPILED_CALLS))
+    checker.run(*_compiled_file(COMPILED_CALLS))
+    assert _PerFile.events == ["start", "call", "call", "start", "call", "call"]
 
 
 def test_lint_context_methods_take_what_the_protocol_says() -> None:

@@ -203,12 +203,16 @@ class Checker:
     def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
         self.guards = guards
         self.dispatch: dict[type, list[Handler]] = {}
+        # Rules that keep state for one file reset it here, before the file is walked.
+        self.starters: list[Callable[[LintContext], None]] = []
         # Rules that look at a whole function's findings once it has been walked, and at
         # the whole file's once every function has.
         self.finishers: list[Callable[[list[Finding], LintContext], None]] = []
         self.file_finishers: list[Callable[[list[Finding], LintContext], None]] = []
         for rule in rules:
             instance = rule()
+            if hasattr(instance, "start_file"):
+                self.starters.append(instance.start_file)
             if hasattr(instance, "finish_function"):
                 self.finishers.append(instance.finish_function)
             if hasattr(instance, "finish_file"):
@@ -235,6 +239,8 @@ class Checker:
         # their findings depend on it.
         if not self.dispatch and not self.finishers and not self.file_finishers and passed is None:
             return ctx.findings
+        for start in self.starters:
+            start(ctx)
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function

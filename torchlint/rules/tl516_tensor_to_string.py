@@ -119,16 +119,13 @@ class TensorToString(Rule):
     def __init__(self) -> None:
         # The arguments of reported print/logging calls in the file being checked: the
         # fix for that call (a guard) removes the string too.
-        self._file = None
         self._output_args: set[int] = set()
 
-    def _for_output(self, ctx: RuleContext) -> set[int]:
-        if self._file is not ctx:
-            self._file, self._output_args = ctx, set()
-        return self._output_args
+    def start_file(self, ctx: RuleContext) -> None:
+        self._output_args = set()
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
-        if id(node) in self._for_output(ctx):
+        if id(node) in self._output_args:
             return
         if _reported_output_call(node, ctx):
             self._output_args.update(id(arg.value) for arg in node.args)
@@ -148,7 +145,7 @@ class TensorToString(Rule):
             self._report_use(node, "joining", ctx)
 
     def visit_FormattedString(self, node: cst.FormattedString, ctx: RuleContext) -> None:
-        if id(node) in self._for_output(ctx):
+        if id(node) in self._output_args:
             return
         fields = _tensor_fields(node, ctx, converted=True)
         if fields:

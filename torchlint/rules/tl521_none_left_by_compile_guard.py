@@ -85,7 +85,7 @@ class NoneLeftByCompileGuard(Rule):
             self._guard_parts = set()
         return self._left_none
 
-    def finish_file(self, findings, ctx: RuleContext) -> None:
+    def start_file(self, ctx: RuleContext) -> None:
         self._function = None
         self._left_none = {}
         self._guard_parts = set()
