@@ -134,6 +134,37 @@ def test_functions_of_another_file_take_the_tensors_passed(
     assert check("pkg") == [("util.py", row, "TL201")]
 
 
+# Every rule off for the calling file, or only those that ask about value kinds: it still
+# tells the called file which of its arguments are tensors.
+@pytest.mark.parametrize("ignored", [["ALL"], ["TL2", "TL3", "TL4", "TL5", "TL6"]])
+def test_a_caller_with_its_rules_ignored_still_passes_its_tensors(project: Path, ignored: list[str]) -> None:
+    codes = ", ".join(f'"{code}"' for code in ignored)
+    write(project, {
+        "pyproject.toml": f"""
+            [tool.torchlint]
+            per-file-ignores = {{"a.py" = [{codes}]}}
+        """,
+        "pkg/__init__.py": "",
+        "pkg/a.py": """
+            from torch import nn
+
+            from pkg.b import helper
+
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return helper(x.sum())
+        """,
+        "pkg/b.py": """
+            def helper(v):
+                if v:
+                    return v
+                return -v
+        """,
+    })
+    assert check("pkg") == [("b.py", 2, "TL201")]
+
+
 # A module with a tensor to index; each test's body follows (row 12 is its first line).
 TABLE = """
         import torch

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding
 from torchlint.semantic.guards import GuardEvaluator, always_exits
 from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
+from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
@@ -26,27 +27,9 @@ FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
 FRAME_BLOCKS = (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)
 
 
-@dataclass(frozen=True)
-class Finding:
-    rule: type[Rule]
-    node: cst.CSTNode
-    statement: cst.CSTNode
-    message: str
-    suggestion: str | None
-    # The loops, `try` and `with` blocks whose body holds the node, outermost first.
-    enclosing: tuple[cst.CSTNode, ...] = ()
-    # Other findings this one is about (the breaks inside a loop), shown as related locations.
-    related: tuple[Finding, ...] = ()
-    # Graph-break ids when they are not the rule's own (a TL6xx finding takes its inner break's).
-    gb_ids: tuple[str, ...] | None = None
-    # Report only the statement's header (`for x in xs:`), not its whole body.
-    header_only: bool = False
-    # The compiled function the finding is in.
-    function: FunctionInfo | None = None
-
-
 class LintContext:
-    """What a rule's detector can ask about the code around a node."""
+    """The state of the walk through one file, and the answers to what rules ask about it:
+    implements ``RuleContext``, which is all that rules see of it."""
 
     def __init__(
         self,
@@ -54,7 +37,7 @@ class LintContext:
         regions: Regions,
         guards: GuardEvaluator,
         profile: CompileProfile,
-        project_facts=None,
+        project_facts: ProjectFacts | None = None,
     ) -> None:
         self.summary = summary
         self.regions = regions
@@ -144,7 +127,10 @@ class LintContext:
     @property
     def in_fullgraph(self) -> bool:
         """Every compile site that reaches this function says `fullgraph=True`."""
-        return self.function is not None and self.function in getattr(self.regions, "fullgraph", ())
+        return self._compiles_fullgraph(self.function)
+
+    def _compiles_fullgraph(self, function: FunctionInfo | None) -> bool:
+        return function is not None and function in getattr(self.regions, "fullgraph", ())
 
     @property
     def scalars_captured(self) -> bool:
@@ -183,9 +169,16 @@ class LintContext:
         related: tuple[Finding, ...] = (),
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
+        function: FunctionInfo | None = None,
     ) -> None:
+        """Record a finding at ``node``: the rule's own message and suggestion unless given,
+        with the note that a `fullgraph=True` compile fails where that applies.
+
+        ``function`` places the finding in another compiled function than the one being
+        walked (a file-wide rule's finding about a caller)."""
+        function = self.function if function is None else function
         text = message or rule.message
-        if self.in_fullgraph and not text.endswith(FULLGRAPH_NOTE):
+        if self._compiles_fullgraph(function):
             text += FULLGRAPH_NOTE
         self.findings.append(
             Finding(
@@ -198,7 +191,7 @@ class LintContext:
                 related,
                 gb_ids,
                 header_only,
-                self.function,
+                function,
             )
         )
 
@@ -210,15 +203,16 @@ class Checker:
     def __init__(self, rules: Iterable[type[Rule]], guards: GuardEvaluator) -> None:
         self.guards = guards
         self.dispatch: dict[type, list[Handler]] = {}
+        # Rules that keep state for one file reset it here, before the file is walked.
+        self.starters: list[Callable[[LintContext], None]] = []
         # Rules that look at a whole function's findings once it has been walked, and at
         # the whole file's once every function has.
         self.finishers: list[Callable[[list[Finding], LintContext], None]] = []
         self.file_finishers: list[Callable[[list[Finding], LintContext], None]] = []
-        rules = list(rules)
-        # Value kinds cost a pass per function: only worked out when a rule asks for them.
-        self.uses_kinds = any(rule.uses_kinds for rule in rules)
         for rule in rules:
             instance = rule()
+            if hasattr(instance, "start_file"):
+                self.starters.append(instance.start_file)
             if hasattr(instance, "finish_function"):
                 self.finishers.append(instance.finish_function)
             if hasattr(instance, "finish_file"):
@@ -234,24 +228,29 @@ class Checker:
         regions: Regions,
         profile: CompileProfile | None = None,
         *,
-        project_facts=None,
+        project_facts: ProjectFacts | None = None,
         passed: dict[int, dict[int | str, Kind]] | None = None,
     ) -> list[Finding]:
         """``passed``, when given, receives the tensors each compiled call passes (by the
         call's id), for the project index."""
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
-        if self.uses_kinds:
-            ctx.passed = passed
-        if not self.dispatch and not self.finishers and not self.file_finishers:
+        ctx.passed = passed
+        # With no rule enabled the walk still records what the file passes to other files:
+        # their findings depend on it.
+        if not self.dispatch and not self.finishers and not self.file_finishers and passed is None:
             return ctx.findings
+        for start in self.starters:
+            start(ctx)
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function
-                ctx.kinds = ctx.file_kinds.env(function) if self.uses_kinds else None
+                ctx.kinds = ctx.file_kinds.env(function)
                 first = len(ctx.findings)
                 self._suite(function.node.body, ctx)
                 for finish in self.finishers:
                     finish(ctx.findings[first:], ctx)
+        # File-wide rules look at no function in particular.
+        ctx.function, ctx.statement, ctx.kinds = None, None, None
         for finish in self.file_finishers:
             finish(list(ctx.findings), ctx)
         return ctx.findings
@@ -355,7 +354,7 @@ class Checker:
     def _expression(self, root: cst.CSTNode, ctx: LintContext) -> None:
         dispatch = self.dispatch
 
-        recording = ctx.passed is not None and ctx.kinds is not None
+        recording = ctx.passed is not None
 
         def visit(node: cst.CSTNode) -> bool | None:
             if isinstance(node, cst.Lambda) and id(node) in ctx.summary.lambdas:

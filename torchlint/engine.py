@@ -11,13 +11,14 @@ from pathlib import Path, PurePath
 import libcst as cst
 import pathspec
 
-from torchlint.checker import Checker, Finding
+from torchlint.checker import Checker
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
 from torchlint.parsing import python_syntax_error
 from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
 from torchlint.rules import all_rules
+from torchlint.rules.context import Finding
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
 from torchlint.selection import enabled_codes
 from torchlint.semantic.guards import GuardEvaluator

@@ -7,11 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from torchlint.cst_walk import walk
+from torchlint.rules.context import RuleContext
 
-from torchlint.checker import FULLGRAPH_NOTE
 
-
-def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExpression]:
+def truthiness_sites(condition: cst.BaseExpression, ctx: RuleContext) -> Iterator[cst.BaseExpression]:
     """The tensor-valued parts of a condition whose truth value Python needs.
 
     `if a and t.any():` asks for the truth of `a` and of `t.any()`; `not t` for `t`.
@@ -26,7 +25,7 @@ def truthiness_sites(condition: cst.BaseExpression, ctx) -> Iterator[cst.BaseExp
         yield condition
 
 
-def mark_condition(condition: cst.BaseExpression, ctx) -> None:
+def mark_condition(condition: cst.BaseExpression, ctx: RuleContext) -> None:
     """Boolean operators inside a condition are reported with the condition, not again."""
 
     def visit(node: cst.CSTNode) -> bool | None:
@@ -45,6 +44,3 @@ def raises_only(body: cst.BaseSuite) -> bool:
             return True
     return False
 
-
-def with_fullgraph_note(message: str, ctx) -> str:
-    return message + FULLGRAPH_NOTE if ctx.in_fullgraph else message

@@ -5,18 +5,19 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._tensor_methods import tensor_method, torch_function
+from torchlint.rules.context import RuleContext
 
 CAPTURE_HINT = "or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
 
 
-def calls_op(node: cst.Call, names: frozenset[str], ctx) -> str | None:
+def calls_op(node: cst.Call, names: frozenset[str], ctx: RuleContext) -> str | None:
     """`torch.<op>(t, ...)` or `t.<op>(...)` for one of ``names``, unless the profile captures them."""
     if ctx.dynamic_shapes_captured:
         return None
     return torch_function(node, names, ctx) or tensor_method(node, names, ctx)
 
 
-def report_dynamic_op(rule: type, node: cst.Call, names: frozenset[str], ctx) -> None:
+def report_dynamic_op(rule: type, node: cst.Call, names: frozenset[str], ctx: RuleContext) -> None:
     """Report ``node`` for ``rule`` when it calls one of ``names``, naming the op as spelled."""
     op = calls_op(node, names, ctx)
     if op:

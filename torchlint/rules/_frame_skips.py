@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.checker import Finding
 from torchlint.cst_walk import walk
+from torchlint.rules.context import Finding, RuleContext
 from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.summary import FunctionInfo
 
@@ -23,7 +23,7 @@ _BREAK_FAMILIES = ("TL1", "TL2", "TL3", "TL4", "TL5")
 _CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 
 
-def _unmodelled_context_manager(block: cst.With, ctx) -> bool:
+def _unmodelled_context_manager(block: cst.With, ctx: RuleContext) -> bool:
     """A `with` whose context manager is this file's own class or `@contextmanager` function."""
     for item in block.items:
         expression = item.item
@@ -43,13 +43,13 @@ def _unmodelled_context_manager(block: cst.With, ctx) -> bool:
     return False
 
 
-def _skips_frame(block: cst.CSTNode, ctx) -> bool:
+def _skips_frame(block: cst.CSTNode, ctx: RuleContext) -> bool:
     if isinstance(block, cst.With):
         return _unmodelled_context_manager(block, ctx)
     return True  # loop and `try` bodies
 
 
-def breaks_by_block(findings: list[Finding], ctx) -> list[tuple[cst.CSTNode, list[Finding]]]:
+def breaks_by_block(findings: list[Finding], ctx: RuleContext) -> list[tuple[cst.CSTNode, list[Finding]]]:
     """Each block that makes Dynamo skip the frame, with the breaks found in its body.
 
     A break counts for its innermost such block only. Under `fullgraph=True` the compile
@@ -71,7 +71,9 @@ def is_break(finding: Finding) -> bool:
     return finding.rule.code.startswith(_BREAK_FAMILIES)
 
 
-def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[Finding]]]:
+def loops_calling_breaking_helpers(
+    findings: list[Finding], ctx: RuleContext
+) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[Finding]]]:
     """Loops whose body calls a compiled function of this file that breaks the graph.
 
     Dynamo inlines the helper, meets its break inside the loop, and skips the caller's
@@ -102,7 +104,7 @@ def loops_calling_breaking_helpers(findings: list[Finding], ctx) -> Iterator[tup
 _MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 
 
-def _element_calls(loop: cst.CSTNode, caller: FunctionInfo, ctx) -> dict[str, FunctionInfo]:
+def _element_calls(loop: cst.CSTNode, caller: FunctionInfo, ctx: RuleContext) -> dict[str, FunctionInfo]:
     """`for layer in self.layers:` over a ModuleList or Sequential of this file's modules:
     the loop name, with what calling it runs (`Block.forward`)."""
     if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):

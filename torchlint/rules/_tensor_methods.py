@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 # A method with a tensor's name on one of these is not a tensor method.
 _NOT_TENSORS = (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE)
 
 
-def tensor_method(node: cst.Call, names: frozenset[str], ctx) -> str | None:
+def tensor_method(node: cst.Call, names: frozenset[str], ctx: RuleContext) -> str | None:
     """The method's name when ``node`` is ``<tensor>.<name>(...)`` for one of ``names``.
 
     The receiver must not be known to be something else; these method names are
@@ -24,7 +25,7 @@ def tensor_method(node: cst.Call, names: frozenset[str], ctx) -> str | None:
     return func.attr.value if ctx.kind_of(func.value) not in _NOT_TENSORS else None
 
 
-def torch_function(node: cst.Call, names: frozenset[str], ctx) -> str | None:
+def torch_function(node: cst.Call, names: frozenset[str], ctx: RuleContext) -> str | None:
     """The short name when ``node`` calls ``torch.<name>`` (or an alias) for one of ``names``."""
     qualified = ctx.qualified_name(node.func)
     if qualified is None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._side_effects import shown_name
+from torchlint.rules.context import RuleContext
 
 
-def built_by(node: cst.BaseExpression | None, names: frozenset[str], ctx) -> cst.Call | None:
+def built_by(node: cst.BaseExpression | None, names: frozenset[str], ctx: RuleContext) -> cst.Call | None:
     """The call to one of ``names`` that made ``node``: the node itself, or what the local
     name, module global or ``self.<attr>`` was assigned from."""
     if node is None:
@@ -29,9 +29,11 @@ def method_receiver(node: cst.Call) -> cst.BaseExpression | None:
     return node.func.value if isinstance(node.func, cst.Attribute) else None
 
 
-def report_call(rule, node: cst.CSTNode, ctx, problem: str, remedy: str, suggestion: str | None = None) -> None:
-    """Report ``<problem>; <remedy>``, noting that a `fullgraph=True` compile fails."""
-    ctx.report(rule, node, with_fullgraph_note(f"{problem}; {remedy}", ctx), suggestion)
+def report_call(
+    rule, node: cst.CSTNode, ctx: RuleContext, problem: str, remedy: str, suggestion: str | None = None
+) -> None:
+    """Report ``<problem>; <remedy>``."""
+    ctx.report(rule, node, f"{problem}; {remedy}", suggestion)
 
 
 def spelled(node: cst.Call) -> str:

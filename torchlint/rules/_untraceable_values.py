@@ -16,8 +16,7 @@ from contextlib import contextmanager
 import libcst as cst
 
 from torchlint.cst_walk import nested_blocks
-
-from torchlint.rules._data_dependent import with_fullgraph_note
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _MAX_DEPTH = 6
@@ -27,12 +26,7 @@ _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 _SAME_ITEMS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"})
 
 
-def report(rule, node: cst.CSTNode, ctx, message: str, suggestion: str | None = None) -> None:
-    """Report ``message``, noting that a `fullgraph=True` compile fails."""
-    ctx.report(rule, node, with_fullgraph_note(message, ctx), suggestion)
-
-
-def autograd_ops_traced(ctx) -> bool:
+def autograd_ops_traced(ctx: RuleContext) -> bool:
     """`torch._dynamo.config.trace_autograd_ops = True` in the project's code or config."""
     return ctx.profile.trace_autograd_ops
 
@@ -83,7 +77,7 @@ def _assignments(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, _
 
 
 def value_before(
-    node: cst.BaseExpression, ctx, stop: cst.CSTNode | None = None
+    node: cst.BaseExpression, ctx: RuleContext, stop: cst.CSTNode | None = None
 ) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
     """What a local name was last assigned before ``stop`` (the current statement by
     default), in source order, with the assigning statement; for a module global or
@@ -103,7 +97,7 @@ def value_before(
 
 
 @contextmanager
-def bound(ctx, kinds: dict[str, Kind]) -> Iterator[None]:
+def bound(ctx: RuleContext, kinds: dict[str, Kind]) -> Iterator[None]:
     """Names holding the given kinds while the block runs (a lambda's or a
     comprehension's own names), as they were afterwards."""
     env = ctx.kinds
@@ -128,7 +122,7 @@ def _names(target: cst.BaseExpression) -> Iterator[str]:
             yield from _names(element.value)
 
 
-def _annotation_items(annotation: cst.BaseExpression, ctx) -> Kind:
+def _annotation_items(annotation: cst.BaseExpression, ctx: RuleContext) -> Kind:
     """`list[torch.Tensor]`, `Sequence[Tensor]`, `tuple[Tensor, ...]`: tensors."""
     if not isinstance(annotation, cst.Subscript) or not annotation.slice:
         return Kind.UNKNOWN
@@ -140,7 +134,7 @@ def _annotation_items(annotation: cst.BaseExpression, ctx) -> Kind:
     return Kind.UNKNOWN
 
 
-def _parameter_items(name: cst.Name, ctx) -> Kind:
+def _parameter_items(name: cst.Name, ctx: RuleContext) -> Kind:
     function = ctx.function.node if ctx.function is not None else None
     if function is None:
         return Kind.UNKNOWN
@@ -151,7 +145,9 @@ def _parameter_items(name: cst.Name, ctx) -> Kind:
     return Kind.UNKNOWN
 
 
-def _comprehension_items(node: cst.ListComp | cst.GeneratorExp | cst.SetComp, ctx, depth: int, stop) -> Kind:
+def _comprehension_items(
+    node: cst.ListComp | cst.GeneratorExp | cst.SetComp, ctx: RuleContext, depth: int, stop
+) -> Kind:
     names: dict[str, Kind] = {}
     clause = node.for_in
     while clause is not None:
@@ -162,7 +158,7 @@ def _comprehension_items(node: cst.ListComp | cst.GeneratorExp | cst.SetComp, ct
         return ctx.kind_of(node.elt)
 
 
-def item_kind(node: cst.BaseExpression, ctx, depth: int = 0, stop: cst.CSTNode | None = None) -> Kind:
+def item_kind(node: cst.BaseExpression, ctx: RuleContext, depth: int = 0, stop: cst.CSTNode | None = None) -> Kind:
     """The kind of the items iterating ``node`` gives: TENSOR for a tensor's rows, a
     list of tensors, `x.unbind(0)`; UNKNOWN without evidence. Names are looked up as they
     were before ``stop`` (the current statement by default)."""

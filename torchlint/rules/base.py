@@ -22,12 +22,15 @@ RULES_URL = "https://github.com/torchlint/torchlint/blob/main/rules/"
 class Rule:
     """One rule: its identity, what it tells the user, and its detectors.
 
-    Detectors are methods named ``visit_<libcst node class>(self, node, ctx)``; the engine
-    calls them for every such node inside compiled code (or the whole file where
-    ``compiled_only`` is False) and they report through ``ctx.report``. A rule about other
-    rules' findings (TL6xx) defines ``finish_function(self, findings, ctx)``, called with a
+    Detectors are methods named ``visit_<libcst node class>(self, node, ctx)``; the checker
+    calls them for every such node inside compiled code and they report through
+    ``ctx.report``. ``ctx`` is a ``torchlint.rules.context.RuleContext``: all that a rule
+    may ask about the code, and the only way to make a finding. A rule about other rules'
+    findings (TL6xx) defines ``finish_function(self, findings, ctx)``, called with a
     compiled function's findings once it is walked, or ``finish_file(self, findings, ctx)``,
-    called with the file's once every function is.
+    called with the file's once every function is. One rule object checks many files: a
+    rule that keeps state for a file resets it in ``start_file(self, ctx)``, called before
+    each file is walked.
     """
 
     code: ClassVar[str]
@@ -49,8 +52,6 @@ class Rule:
     until: ClassVar[tuple[int, int] | None] = None
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
-    # Asks ``ctx.kind_of`` / ``ctx.is_tensor``: the checker then tracks value kinds.
-    uses_kinds: ClassVar[bool] = False
     # The rule's cases, each a small module (dedented before it is linted): `invalid` ones
     # must give findings of this rule and of no other (a TL6xx finding brings the break it
     # reports on), `valid` ones none of this rule. tests/test_rule_examples.py runs them and

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import GUARD_SUGGESTION
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class PrintInCompiledCode(Rule):
@@ -17,7 +18,7 @@ class PrintInCompiledCode(Rule):
     gb_ids = ("GB0059",)
     gb_types = ("Failed to trace builtin operator",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # Under `reorderable_logging_functions = {print}` Dynamo moves the call after the graph.
         if ctx.qualified_name(node.func) == "builtins.print" and not ctx.profile.reorders("print", "builtins.print"):
             ctx.report(type(self), node)

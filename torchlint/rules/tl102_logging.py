@@ -4,19 +4,20 @@ import libcst as cst
 
 from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 _LOGGER_FACTORIES = ("getLogger", "get_logger")
 
 
-def _is_logger_factory(call: cst.BaseExpression, ctx) -> bool:
+def _is_logger_factory(call: cst.BaseExpression, ctx: RuleContext) -> bool:
     if not isinstance(call, cst.Call):
         return False
     name = ctx.qualified_name(call.func)
     return name is not None and name.rsplit(".", 1)[-1] in _LOGGER_FACTORIES
 
 
-def is_logger(receiver: cst.BaseExpression, ctx) -> bool:
+def is_logger(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A `logging.Logger`: built by getLogger/get_logger here, or bound to one."""
     if ctx.qualified_name(receiver) == "logging.root":
         return True
@@ -42,7 +43,7 @@ class LoggingInCompiledCode(Rule):
         "Unsupported method call",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute):
             return

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import GUARD_SUGGESTION
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # The whole module is skipped by Dynamo: filters and catch_warnings break like warn.
 WARN_FUNCTIONS = frozenset(
@@ -30,7 +31,7 @@ class WarningInCompiledCode(Rule):
     gb_ids = ("GB0007",)
     gb_types = ("Attempted to call function marked as skipped",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name in WARN_FUNCTIONS and not ctx.profile.reorders(name):
             shown = name.removeprefix("warnings.")

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"})
 
@@ -19,7 +20,7 @@ class StdioWriteInCompiledCode(Rule):
     gb_ids = ("GB0156",)
     gb_types = ("Unsupported method call",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         if (
             isinstance(func, cst.Attribute)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class InputInCompiledCode(Rule):
@@ -16,7 +17,7 @@ class InputInCompiledCode(Rule):
     gb_ids = ("GB0059",)
     gb_types = ("Failed to trace builtin operator",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) == "builtins.input":
             ctx.report(type(self), node)
 

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # builtin breakpoint() fails as a builtin; the debugger modules are skipped by Dynamo.
 DEBUGGER_CALLS = frozenset(
@@ -22,7 +23,7 @@ class DebuggerInCompiledCode(Rule):
     gb_ids = ("GB0059", "GB0007")
     gb_types = ("Failed to trace builtin operator", "Attempted to call function marked as skipped")
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in DEBUGGER_CALLS:
             shown = shown_name(node)
             ctx.report(

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 OPEN_FUNCTIONS = frozenset({"builtins.open", "io.open"})
 PATH_CLASSES = frozenset(
@@ -12,11 +13,11 @@ PATH_CLASSES = frozenset(
 PATH_IO_METHODS = frozenset({"open", "read_text", "write_text", "read_bytes", "write_bytes"})
 
 
-def _builds(node: cst.BaseExpression | None, names: frozenset[str], ctx) -> bool:
+def _builds(node: cst.BaseExpression | None, names: frozenset[str], ctx: RuleContext) -> bool:
     return isinstance(node, cst.Call) and ctx.qualified_name(node.func) in names
 
 
-def _is_path(node: cst.BaseExpression | None, ctx, follow: bool = True) -> bool:
+def _is_path(node: cst.BaseExpression | None, ctx: RuleContext, follow: bool = True) -> bool:
     """`Path(...)`, `Path(...) / "x"`, or a name bound to one of those."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
         return _is_path(node.left, ctx, follow)
@@ -41,7 +42,7 @@ class OpenInCompiledCode(Rule):
         "Attempted to call function marked as skipped",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         if ctx.qualified_name(func) in OPEN_FUNCTIONS:
             ctx.report(type(self), node)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites, with_fullgraph_note
+from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _WHERE = (
     "compute both sides and pick with `torch.where(cond, a, b)`, or use "
@@ -22,44 +23,43 @@ class TensorCondition(Rule):
     suggestion = _WHERE
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
-    uses_kinds = True
 
-    def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx) -> None:
+    def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx: RuleContext) -> None:
         mark_condition(condition, ctx)
         for site in truthiness_sites(condition, ctx):
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), suggestion)
+            ctx.report(type(self), site, message, suggestion)
 
-    def visit_If(self, node: cst.If, ctx) -> None:
+    def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx)
 
-    def visit_While(self, node: cst.While, ctx) -> None:
+    def visit_While(self, node: cst.While, ctx: RuleContext) -> None:
         self._report(node.test, "`while`", _WHILE, ctx)
 
-    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+    def visit_IfExp(self, node: cst.IfExp, ctx: RuleContext) -> None:
         self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx)
 
-    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+    def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
         # A plain `assert` on a tensor traces; TL204 handles one with a formatted message.
         mark_condition(node.test, ctx)
 
-    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx: RuleContext) -> None:
         if id(node) in ctx.handled:
             return
         mark_condition(node, ctx)
         # `a and b` asks for the truth of `a`; `b` is only handed back.
         for site in truthiness_sites(node.left, ctx):
             message = "`and`/`or` on a tensor value breaks the graph (Python asks for its truth value)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+            ctx.report(type(self), site, message, _LOGICAL)
 
-    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx: RuleContext) -> None:
         if id(node) in ctx.handled or not isinstance(node.operator, cst.Not):
             return
         mark_condition(node, ctx)
         for site in truthiness_sites(node.expression, ctx):
             message = "`not` on a tensor value breaks the graph (Python asks for its truth value)"
-            ctx.report(type(self), site, with_fullgraph_note(message, ctx), _LOGICAL)
+            ctx.report(type(self), site, message, _LOGICAL)
 
     invalid = (
         """

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class TorchEqual(Rule):
@@ -14,11 +14,11 @@ class TorchEqual(Rule):
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name in ("torch.equal", "torch.allclose"):
             message = f"`{name}()` returns a Python bool read from the data, which breaks the graph"
-            ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+            ctx.report(type(self), node, message)
 
     invalid = (
         """

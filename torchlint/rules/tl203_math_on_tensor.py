@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 # `math` functions whose torch counterpart computes the same thing on a tensor.
@@ -36,16 +36,15 @@ class MathOnTensor(Rule):
     # at the `.item()`, which TL301 reports.
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name is None or not name.startswith("math."):
             return
         # Not silenced by `capture_scalar_outputs`: the `math` call still needs the value.
         if any(ctx.is_tensor(arg.value) for arg in node.args):
             message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
-            ctx.report(type(self), node, with_fullgraph_note(message, ctx), _suggestion(name))
+            ctx.report(type(self), node, message, _suggestion(name))
 
     invalid = (
         """

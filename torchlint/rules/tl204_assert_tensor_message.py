@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import truthiness_sites, with_fullgraph_note
+from torchlint.rules._data_dependent import truthiness_sites
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 def _constant_message(message: cst.BaseExpression) -> bool:
@@ -28,13 +29,12 @@ class AssertTensorWithMessage(Rule):
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`, or give the assert a constant message"
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
-    uses_kinds = True
 
-    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+    def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
         if node.msg is None or _constant_message(node.msg):
             return
         for site in truthiness_sites(node.test, ctx):
-            ctx.report(type(self), site, with_fullgraph_note(self.message, ctx))
+            ctx.report(type(self), site, self.message)
             return
 
     invalid = (

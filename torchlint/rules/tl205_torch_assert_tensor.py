@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class TorchAssertOnTensor(Rule):
@@ -13,13 +13,12 @@ class TorchAssertOnTensor(Rule):
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`"
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != "torch._assert" or not node.args:
             return
         if ctx.is_tensor(node.args[0].value):
-            ctx.report(type(self), node, with_fullgraph_note(self.message, ctx))
+            ctx.report(type(self), node, self.message)
 
     invalid = (
         """

@@ -4,9 +4,9 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _SYMBOLS = {
@@ -45,7 +45,7 @@ def _literal(node: cst.List | cst.Tuple) -> _Sequence:
     return _Sequence(kind, items, placed, closed=len(items) == len(node.elements))
 
 
-def _is_sizes(node: cst.BaseExpression, ctx) -> bool:
+def _is_sizes(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """`t.shape`, `t.size()` and their slices: a `torch.Size`, whose elements are ints."""
     if isinstance(node, cst.Attribute):
         return node.attr.value == "shape"
@@ -56,7 +56,7 @@ def _is_sizes(node: cst.BaseExpression, ctx) -> bool:
     return False
 
 
-def _sequence(node: cst.BaseExpression, ctx, depth: int = 0) -> _Sequence | None:
+def _sequence(node: cst.BaseExpression, ctx: RuleContext, depth: int = 0) -> _Sequence | None:
     if isinstance(node, (cst.List, cst.Tuple)):
         return _literal(node)
     if _is_sizes(node, ctx):
@@ -89,11 +89,11 @@ def _constant(node: cst.BaseExpression) -> object:
     return _NOT_CONSTANT
 
 
-def _kind(element: cst.BaseExpression | Kind, ctx) -> Kind:
+def _kind(element: cst.BaseExpression | Kind, ctx: RuleContext) -> Kind:
     return element if isinstance(element, Kind) else ctx.kind_of(element)
 
 
-def _compare_elements(a: cst.BaseExpression | Kind, b: cst.BaseExpression | Kind, ctx):
+def _compare_elements(a: cst.BaseExpression | Kind, b: cst.BaseExpression | Kind, ctx: RuleContext):
     """What Dynamo makes of `a == b` for two elements: the tensor it cannot decide on
     (`Kind.TENSOR` for an element not written out), `_DECIDED` when they differ at trace
     time, None when they may be equal."""
@@ -119,7 +119,7 @@ def _never_equal(element: cst.BaseExpression | Kind) -> bool:
     return isinstance(element, cst.BaseExpression) and isinstance(_constant(element), (str, bytes, type(None)))
 
 
-def _first_undecidable(left: _Sequence, right: _Sequence, operator: cst.BaseCompOp, ctx):
+def _first_undecidable(left: _Sequence, right: _Sequence, operator: cst.BaseCompOp, ctx: RuleContext):
     """The element whose comparison Dynamo cannot decide while tracing, `_DECIDED` when
     the answer is known before one is reached, None when no tensor is reached."""
     if left.type != right.type:
@@ -144,7 +144,7 @@ def _first_undecidable(left: _Sequence, right: _Sequence, operator: cst.BaseComp
 
 
 def _undecidable_element(
-    left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression, ctx
+    left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression, ctx: RuleContext
 ) -> tuple[cst.BaseExpression, str] | None:
     """The tensor element that stops Dynamo in `left <operator> right` (or the side that
     holds it, where its elements are not written out: `list(t)`), and the sequences' type."""
@@ -174,9 +174,8 @@ class SequenceComparisonWithTensor(Rule):
     # torch 2.11 reports the same comparisons as data-dependent branching (GB0170).
     gb_ids = ("GB6622", "GB0170")
     gb_types = ("list_richcompare_nonconst", "Data-dependent branching")
-    uses_kinds = True
 
-    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+    def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         # `a == b == c` compares `a == b`, then `b == c`.
         left = node.left
         for target in node.comparisons:
@@ -188,14 +187,16 @@ class SequenceComparisonWithTensor(Rule):
                 return
             left = right
 
-    def _report(self, node: cst.Comparison, symbol: str, element: cst.BaseExpression, kind: str, ctx) -> None:
+    def _report(
+        self, node: cst.Comparison, symbol: str, element: cst.BaseExpression, kind: str, ctx: RuleContext
+    ) -> None:
         shown = _EMPTY.code_for_node(element)
         message = (
             f"`{symbol}` between {kind}s that hold a tensor (`{shown}`) breaks the graph: the element "
             "comparison gives a tensor, so Dynamo cannot decide the result while tracing; compare sizes "
             "with Python ints and check the tensor with `torch._assert_async`"
         )
-        ctx.report(type(self), node, with_fullgraph_note(message, ctx))
+        ctx.report(type(self), node, message)
 
     invalid = (
         """

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _ITEM = frozenset({"item"})
 
@@ -18,9 +19,8 @@ class TensorItem(Rule):
     )
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if not ctx.scalars_captured and tensor_method(node, _ITEM, ctx):
             ctx.report(type(self), node)
 

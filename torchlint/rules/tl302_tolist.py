@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _TOLIST = frozenset({"tolist"})
 
@@ -15,9 +16,8 @@ class TensorToList(Rule):
     suggestion = "keep the values in a tensor and index or loop over it with tensor ops; convert outside the compiled function"
     gb_ids = ("GB0033", "GB0109")
     gb_types = ("Data dependent operator", "Tensor.tolist() with non-integer tensor")
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # Captured scalars cover an integer tensor's `.tolist()`; a float tensor's breaks even
         # under fullgraph, so only a receiver known to hold integers is let go.
         if tensor_method(node, _TOLIST, ctx) and not (ctx.scalars_captured and _integers(node.func.value, ctx)):
@@ -96,7 +96,7 @@ _INTEGER_METHODS = frozenset(
 )
 
 
-def _integers(receiver: cst.BaseExpression, ctx) -> bool:
+def _integers(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """An integer tensor: an index-valued method's result, or the sum of a mask."""
     if isinstance(receiver, cst.Name):
         receiver = ctx.assigned_value(receiver) or receiver

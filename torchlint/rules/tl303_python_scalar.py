@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
@@ -14,9 +15,8 @@ class PythonScalarOfTensor(Rule):
     suggestion = "keep it a tensor (`y * t.argmax()` rather than `y * int(t.argmax())`), or set `capture_scalar_outputs`"
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.scalars_captured or len(node.args) != 1:
             return
         name = ctx.qualified_name(node.func)

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _DATA_PTR = frozenset({"data_ptr"})
 
@@ -16,15 +17,14 @@ class DataPtrUse(Rule):
     # torch 2.11 reports a comparison of two pointers as GB0023.
     gb_ids = ("GB5976", "GB0088", "GB0023")
     gb_types = ("Data pointer comparison", "Observed exception", "Builtin `operator.*` comparison with constant `self` failed")
-    uses_kinds = True
 
-    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+    def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         self._operands(node, [node.left, *(c.comparator for c in node.comparisons)], ctx)
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         self._operands(node, [node.left, node.right], ctx)
 
-    def _operands(self, node: cst.CSTNode, operands: list[cst.BaseExpression], ctx) -> None:
+    def _operands(self, node: cst.CSTNode, operands: list[cst.BaseExpression], ctx: RuleContext) -> None:
         # An unused `t.data_ptr()` traces; computing with the address does not.
         if id(node) in ctx.handled:
             return

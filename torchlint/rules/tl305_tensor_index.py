@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import positional, tensor_method, torch_function
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 # Functions and methods whose positional arguments are sizes, which Python must know.
@@ -11,19 +12,19 @@ _SIZE_FUNCTIONS = frozenset({"arange", "zeros", "ones", "empty", "rand", "randn"
 _SIZE_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "narrow"})
 
 
-def _python_container(node: cst.BaseExpression, ctx) -> bool:
+def _python_container(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     if isinstance(node, (cst.List, cst.Tuple)):
         return True
     value = ctx.assigned_value(node)
     return isinstance(value, (cst.List, cst.Tuple, cst.ListComp))
 
 
-def _dict(node: cst.BaseExpression, ctx) -> bool:
+def _dict(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A dict keyed by tensors looks them up by identity, which Dynamo traces."""
     return isinstance(node, (cst.Dict, cst.DictComp)) or isinstance(ctx.assigned_value(node), (cst.Dict, cst.DictComp))
 
 
-def _passed_in(node: cst.BaseExpression, ctx) -> bool:
+def _passed_in(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A parameter used as it came: a 0-d tensor that enters the graph as an input is a fine
     size (Dynamo reads it while tracing); one the graph computes is not."""
     if not isinstance(node, cst.Name) or ctx.function is None or node.value in ctx.scope.assignments:
@@ -62,9 +63,8 @@ class TensorAsPythonIndex(Rule):
         "Failed to trace builtin operator",
         "Indexing list with non-scalar tensor",
     )
-    uses_kinds = True
 
-    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+    def visit_Subscript(self, node: cst.Subscript, ctx: RuleContext) -> None:
         container_is_list = None
         for element in node.slice:
             index = element.slice
@@ -89,7 +89,7 @@ class TensorAsPythonIndex(Rule):
                 ctx.report(type(self), node, _ZERO_DIM_MESSAGE, _ZERO_DIM_SUGGESTION)
                 return
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) == "builtins.range":
             # `range()` of a tensor breaks even with captured scalars.
             sizes = positional(node)

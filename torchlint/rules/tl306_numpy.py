@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _NUMPY = frozenset({"numpy"})
 
@@ -15,9 +16,8 @@ class NumpyWithoutTracing(Rule):
     suggestion = "stay in torch inside the compiled function, or keep `torch._dynamo.config.trace_numpy = True` (the default)"
     gb_ids = ("GB0105",)
     gb_types = ("Tensor.numpy() with trace_numpy=False",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # With torch's default `trace_numpy=True` Dynamo traces NumPy code: no break.
         if not ctx.profile.trace_numpy and tensor_method(node, _NUMPY, ctx):
             ctx.report(type(self), node)

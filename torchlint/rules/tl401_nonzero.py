@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, report_dynamic_op
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _OPS = frozenset({"nonzero", "argwhere"})
 
@@ -15,9 +16,8 @@ class Nonzero(Rule):
     suggestion = f"keep a fixed shape: a mask with `torch.where(mask, x, 0)`, `count_nonzero`, {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)
 
     invalid = (

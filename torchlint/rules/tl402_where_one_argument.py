@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class WhereOneArgument(Rule):
@@ -14,7 +15,7 @@ class WhereOneArgument(Rule):
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.dynamic_shapes_captured or len(node.args) != 1 or node.args[0].star:
             return
         if ctx.qualified_name(node.func) == "torch.where":

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 
@@ -14,14 +15,13 @@ class BooleanMaskIndex(Rule):
     suggestion = f"keep the shape: `torch.where(mask, x, 0)` (writing `x[mask] = v` is fine), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
-    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+    def visit_Assign(self, node: cst.Assign, ctx: RuleContext) -> None:
         for target in node.targets:
             ctx.handled.add(id(target.target))  # a masked write keeps the shape
         # `x[mask] += v` is not exempt: it reads `x[mask]` before writing it back.
 
-    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+    def visit_Subscript(self, node: cst.Subscript, ctx: RuleContext) -> None:
         if ctx.dynamic_shapes_captured or id(node) in ctx.handled:
             return
         # A mask index is evidence enough that the value is a tensor, unless it is known not to be.

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, report_dynamic_op
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _OPS = frozenset({"unique", "unique_consecutive"})
 
@@ -15,9 +16,8 @@ class Unique(Rule):
     suggestion = f"work with fixed shapes (counts per class with `F.one_hot(x, num_classes=n).sum(0)`), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         report_dynamic_op(type(self), node, _OPS, ctx)
 
     invalid = (

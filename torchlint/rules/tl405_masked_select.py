@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _OPS = frozenset({"masked_select"})
 
@@ -15,9 +16,8 @@ class MaskedSelect(Rule):
     suggestion = f"keep the shape: `torch.where(mask, x, 0)` or `(x * mask).sum()`, {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if calls_op(node, _OPS, ctx):
             ctx.report(type(self), node)
 

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
 from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _OPS = frozenset({"repeat_interleave"})
 
@@ -16,9 +17,8 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     suggestion = f"pass `output_size=` (the known total), {CAPTURE_HINT}"
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if keyword(node, "output_size") is not None or not calls_op(node, _OPS, ctx):
             return
         args = positional(node)

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class OneHotWithoutNumClasses(Rule):
@@ -14,7 +15,7 @@ class OneHotWithoutNumClasses(Rule):
     gb_ids = ("GB0246",)
     gb_types = ("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != "torch.nn.functional.one_hot":
             return
         given = keyword(node, "num_classes")

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # Every function of the C `time` module is skipped by Dynamo; clocks and `sleep` are the
 # ones found in model code.
@@ -32,7 +33,7 @@ class TimeCall(Rule):
     gb_ids = ("GB0007",)
     gb_types = ("Attempted to call function marked as skipped",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in TIME_FUNCTIONS:
             report_call(
                 type(self),

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import built_by, method_receiver, report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # `random.Random` methods Dynamo does not model; `random`, `randint`, `randrange` and
 # `uniform` (with constant arguments), `seed`, `getstate` and `setstate` are traced.
@@ -38,7 +39,7 @@ class PythonRandomCall(Rule):
     gb_ids = ("GB0007", "GB0156")
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call")
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in MODULE_FUNCTIONS:
             problem = f"`{spelled(node)}` in compiled code breaks the graph (Dynamo skips the `random` module)"
         elif (

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.rules._tensor_methods import positional
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _DEEPCOPY = "copy.deepcopy"
@@ -13,7 +14,7 @@ _REMEDY = "use `x.clone()` for a tensor, or make the copy once in `__init__`"
 _COPY_REMEDY = "use `x.clone()` for a tensor, `list(xs)` or `dict(d)` for a container, or copy once in `__init__`"
 
 
-def _holds_tensors(node: cst.BaseExpression, ctx, depth: int = 0) -> bool:
+def _holds_tensors(node: cst.BaseExpression, ctx: RuleContext, depth: int = 0) -> bool:
     """A tensor or a module, or a container literal holding one.
 
     Dynamo deep-copies plain Python objects (a config, a dict of numbers) fine; a value it
@@ -47,7 +48,6 @@ class DeepcopyInCompiledCode(Rule):
     # (GB0208), a module (GB0008), a list or dict (GB0007).
     # torch 2.11 reports a deep copy of a tensor as GB0179.
     gb_ids = ("GB4198", "GB0208", "GB0008", "GB0007", "GB0179")
-    uses_kinds = True
     gb_types = (
         "Attempted to copy.deepcopy a tensor",
         "torch.* op returned non-Tensor",
@@ -56,7 +56,7 @@ class DeepcopyInCompiledCode(Rule):
         "copy.deepcopy()",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name == _DEEPCOPY:
             args = positional(node)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref
 from torchlint.semantic.scopes import dotted_name, lookup_scope
 from torchlint.semantic.summary import FunctionInfo
@@ -15,14 +15,14 @@ _SUGGESTION = (
 )
 
 
-def disabled_import(spelled: str, ctx) -> bool:
+def disabled_import(spelled: str, ctx: RuleContext) -> bool:
     """Whether a module-level imported name (`lookup`, `cache.lookup`) is a disabled function
     of another linted file. The project index tells, through ``ProjectFacts.disabled_imports``."""
     names = ctx.project_facts.disabled_imports if ctx.project_facts is not None else None
     return bool(names) and spelled in names
 
 
-def _calls_disable(value: cst.BaseExpression | None, ctx) -> bool:
+def _calls_disable(value: cst.BaseExpression | None, ctx: RuleContext) -> bool:
     """`torch.compiler.disable(fn)` and its spellings, as a value bound to a name."""
     return isinstance(value, cst.Call) and ctx.qualified_name(value.func) in DISABLE_FUNCTIONS
 
@@ -43,7 +43,7 @@ class CallToDisabledFunction(Rule):
         "Skip inlining `torch.compiler.disable()`d function",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.function is None:
             return
         spelled = dotted_name(node.func)
@@ -56,15 +56,12 @@ class CallToDisabledFunction(Rule):
         ctx.report(
             type(self),
             node,
-            message=with_fullgraph_note(
-                f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
-                "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
-                "outside the compiled code",
-                ctx,
-            ),
+            f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
+            "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
+            "outside the compiled code",
         )
 
-    def _disabled_target(self, func: cst.BaseExpression, spelled: str, ctx) -> str | None:
+    def _disabled_target(self, func: cst.BaseExpression, spelled: str, ctx: RuleContext) -> str | None:
         """What the call runs, named for the message, when that is a disabled function."""
         # `helper = torch.compiler.disable(helper)`, `self.fast = torch.compiler.disable(self._fast)`
         if _calls_disable(ctx.assigned_value(func), ctx):
@@ -80,7 +77,7 @@ class CallToDisabledFunction(Rule):
         return None
 
     @staticmethod
-    def _module_level(spelled: str, ctx) -> bool:
+    def _module_level(spelled: str, ctx: RuleContext) -> bool:
         head = spelled.split(".", 1)[0]
         return lookup_scope(ctx.scope, head) is ctx.summary.scope
 

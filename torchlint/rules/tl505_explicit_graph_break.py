@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # torch 2.13 has no `torch.compiler` spelling of it.
 GRAPH_BREAK_FUNCTIONS = frozenset({"torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break"})
@@ -20,7 +21,7 @@ class ExplicitGraphBreak(Rule):
     gb_ids = ("GB0025",)
     gb_types = ("Call to `torch._dynamo.graph_break()`",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in GRAPH_BREAK_FUNCTIONS:
             report_call(
                 type(self),

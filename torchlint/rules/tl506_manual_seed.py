@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # `torch.seed()` and `torch.cuda.seed()` trace; setting a seed does not.
 SEED_FUNCTIONS = frozenset(
@@ -31,7 +32,7 @@ class ManualSeedInCompiledCode(Rule):
     gb_ids = ("GB0007",)
     gb_types = ("Attempted to call function marked as skipped",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in SEED_FUNCTIONS:
             report_call(
                 type(self),

@@ -5,6 +5,7 @@ import libcst as cst
 from torchlint.rules._tensor_methods import keyword
 from torchlint.rules._untraceable_calls import method_receiver, report_call
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
 _DEFAULT_GENERATORS = frozenset({"torch.default_generator", "torch.random.default_generator"})
@@ -13,7 +14,7 @@ _CHAINING_METHODS = frozenset({"manual_seed", "set_state"})
 _REMEDY = "use the global RNG seeded outside the compiled function, or draw the values in `__init__`"
 
 
-def _creation(node: cst.BaseExpression | None, ctx) -> bool:
+def _creation(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
     """`torch.Generator(...)`, or `torch.Generator(...).manual_seed(...)` and the like."""
     if not isinstance(node, cst.Call):
         return False
@@ -23,7 +24,7 @@ def _creation(node: cst.BaseExpression | None, ctx) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in _CHAINING_METHODS and _creation(func.value, ctx)
 
 
-def bound_generator(node: cst.BaseExpression | None, ctx) -> bool:
+def bound_generator(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
     """A name or `self.<attr>` the file binds to a new generator, or torch's default one.
 
     A generator made in the same expression is reported where it is made, not again.
@@ -33,7 +34,7 @@ def bound_generator(node: cst.BaseExpression | None, ctx) -> bool:
     return ctx.qualified_name(node) in _DEFAULT_GENERATORS or _creation(ctx.assigned_value(node), ctx)
 
 
-def _torch_call(node: cst.Call, ctx) -> bool:
+def _torch_call(node: cst.Call, ctx: RuleContext) -> bool:
     """A torch function or a method (`t.normal_(...)`).
 
     A function of this file that takes `generator=` is checked where it uses it.
@@ -60,7 +61,7 @@ class TorchGenerator(Rule):
         "Failed to convert args/kwargs to proxy",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         passed = keyword(node, "generator")
         if ctx.qualified_name(node.func) in GENERATOR_CLASSES:
             problem = "creating a `torch.Generator` in compiled code breaks the graph"

@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
-from torchlint.rules._untraceable_values import autograd_ops_traced, report
+from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _GRAD = "torch.autograd.grad"
 
@@ -25,13 +26,12 @@ class AutogradGradInCompiledCode(Rule):
     gb_ids = ("GB9186",)
     gb_types = ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) != _GRAD or autograd_ops_traced(ctx):
             return
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"`{shown_name(node)}()` in compiled code breaks the graph (Dynamo does not trace it while "
             "`trace_autograd_ops` is off); use `torch.func.grad`, or set "
             "`torch._dynamo.config.trace_autograd_ops = True`",

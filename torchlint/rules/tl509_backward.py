@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import autograd_ops_traced, report
+from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _AUTOGRAD_BACKWARD = "torch.autograd.backward"
@@ -22,15 +23,13 @@ class BackwardInCompiledCode(Rule):
     # `torch.autograd.backward()` is a skipped function whatever the setting (GB0007).
     gb_ids = ("GB0123", "GB0007")
     gb_types = ("Unsupported Tensor.backward() call", "Attempted to call function marked as skipped")
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         if ctx.qualified_name(func) == _AUTOGRAD_BACKWARD:
-            report(
+            ctx.report(
                 type(self),
                 node,
-                ctx,
                 "`torch.autograd.backward()` in compiled code breaks the graph (Dynamo skips it); " + _REMEDY,
             )
         elif (
@@ -39,10 +38,9 @@ class BackwardInCompiledCode(Rule):
             and ctx.kind_of(func.value) is Kind.TENSOR
             and not autograd_ops_traced(ctx)
         ):
-            report(
+            ctx.report(
                 type(self),
                 node,
-                ctx,
                 "`.backward()` on a tensor in compiled code breaks the graph (Dynamo does not trace it "
                 f"while `trace_autograd_ops` is off); {_REMEDY}",
             )

@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REMEDY = "create it in `__init__` (or use a plain tensor)"
@@ -21,12 +21,11 @@ class ParameterInForward(Rule):
     gb_ids = ("GB0264",)
     gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in _PARAMETER:
-            report(
+            ctx.report(
                 type(self),
                 node,
-                ctx,
                 f"`{shown_name(node)}(...)` in compiled code breaks the graph (Dynamo cannot construct "
                 f"a Parameter while tracing); {_REMEDY}",
             )

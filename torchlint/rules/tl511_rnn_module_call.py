@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.scopes import dotted_name, lookup_scope, qualified_name
 
 _RNN_CLASSES = {
@@ -14,7 +14,7 @@ _RNN_CLASSES = {
 _CELLS = {"LSTM": "nn.LSTMCell", "GRU": "nn.GRUCell", "RNN": "nn.RNNCell"}
 
 
-def _rnn_class(node: cst.BaseExpression, ctx) -> str | None:
+def _rnn_class(node: cst.BaseExpression, ctx: RuleContext) -> str | None:
     """"LSTM", "GRU" or "RNN" when ``node`` is `self.<attr>` or a module global bound to
     such a module. A local alias (`rnn = self.rnn`) is reported where it is taken, which
     is where Dynamo gives up."""
@@ -31,7 +31,7 @@ def _rnn_class(node: cst.BaseExpression, ctx) -> str | None:
     return None
 
 
-def _qualified_in_init(func: cst.BaseExpression, reference: cst.BaseExpression, ctx) -> str | None:
+def _qualified_in_init(func: cst.BaseExpression, reference: cst.BaseExpression, ctx: RuleContext) -> str | None:
     """The constructor's name, resolved where `self.<attr> = ...` was written when it was."""
     function = ctx.function.method if ctx.function is not None else None
     is_self_attribute = (
@@ -60,7 +60,7 @@ class RnnModuleCall(Rule):
     gb_ids = ("GB0014",)
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         func = node.func
         # `self.lstm(x)` and `self.lstm.forward(x)` are the call; other uses are references.
         target = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
@@ -69,7 +69,7 @@ class RnnModuleCall(Rule):
             ctx.handled.add(id(target))
             self._report(node, target, cls, "calling", ctx)
 
-    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+    def visit_Attribute(self, node: cst.Attribute, ctx: RuleContext) -> None:
         # `self.lstm.hidden_size`, `ENCODER.flatten_parameters()`: any use breaks.
         for reference in (node, node.value):
             if id(reference) in ctx.handled:
@@ -80,12 +80,11 @@ class RnnModuleCall(Rule):
                 self._report(reference, reference, cls, "using", ctx)
                 return
 
-    def _report(self, node: cst.CSTNode, module: cst.BaseExpression, cls: str, verb: str, ctx) -> None:
+    def _report(self, node: cst.CSTNode, module: cst.BaseExpression, cls: str, verb: str, ctx: RuleContext) -> None:
         shown = dotted_name(module) or "the module"
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"{verb} `{shown}`, an `nn.{cls}`, in compiled code makes Dynamo run the whole function "
             f"eagerly (it does not trace RNN, GRU or LSTM modules); step an `{_CELLS[cls]}` over the "
             "sequence instead, or run the recurrent part outside the compiled function",

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import built_by, report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # What gives a handle on a shared library; its attributes are the library's C functions.
 LIBRARY_LOADERS = frozenset(
@@ -16,7 +17,7 @@ LIBRARY_LOADERS = frozenset(
 _REMEDY = "call it once outside the compiled function and pass the result in, or use a torch op"
 
 
-def _foreign_function(func: cst.BaseExpression, ctx) -> bool:
+def _foreign_function(func: cst.BaseExpression, ctx: RuleContext) -> bool:
     """`lib.fn` (or a name bound to it) where `lib` was loaded through ctypes in this file."""
     inline = True
     if isinstance(func, cst.Name):
@@ -45,7 +46,7 @@ class CtypesCall(Rule):
         "Invalid call to __build_class__",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if (name is not None and name.startswith("ctypes.")) or _foreign_function(node.func, ctx):
             report_call(

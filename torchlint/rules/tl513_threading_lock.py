@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import built_by, method_receiver, report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 LOCK_CLASSES = frozenset(
     f"threading.{name}" for name in ("Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition")
@@ -31,7 +32,7 @@ class ThreadingLock(Rule):
         "Unsupported method call",
     )
 
-    def visit_With(self, node: cst.With, ctx) -> None:
+    def visit_With(self, node: cst.With, ctx: RuleContext) -> None:
         lock = next((item.item for item in node.items if built_by(item.item, LOCK_CLASSES, ctx)), None)
         if lock is None:
             return
@@ -48,7 +49,7 @@ class ThreadingLock(Rule):
         )
         report_call(type(self), lock, ctx, problem, _REMEDY)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if id(node) in ctx.handled:
             return
         if ctx.qualified_name(node.func) in LOCK_CLASSES:

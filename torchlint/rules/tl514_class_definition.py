@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 
 class ClassDefinitionInCompiledCode(Rule):
@@ -15,13 +15,12 @@ class ClassDefinitionInCompiledCode(Rule):
     gb_ids = ("GB8977", "GB0082")
     gb_types = ("Invalid call to __build_class__", "Missing bytecode handler")
 
-    def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
+    def visit_ClassDef(self, node: cst.ClassDef, ctx: RuleContext) -> None:
         # The checker shows a nested class statement to the rules without entering its body.
         # The whole statement is reported: building the class is its instructions together.
-        report(
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"`class {node.name.value}` in compiled code breaks the graph (Dynamo cannot build a class "
             "while tracing); define the class at module level",
         )

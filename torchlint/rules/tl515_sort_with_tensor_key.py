@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._tensor_methods import keyword, positional
-from torchlint.rules._untraceable_values import bound, item_kind, report
+from torchlint.rules._untraceable_values import bound, item_kind
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _SORTED = "builtins.sorted"
@@ -16,7 +17,7 @@ _REMEDY = (
 )
 
 
-def _key_kind(key: cst.BaseExpression, items: Kind, ctx) -> Kind:
+def _key_kind(key: cst.BaseExpression, items: Kind, ctx: RuleContext) -> Kind:
     """The kind `key(item)` gives, for items of kind ``items``."""
     if isinstance(key, cst.Lambda):
         params = key.params.params
@@ -45,9 +46,8 @@ class SortWithTensorKey(Rule):
         "Failed to trace builtin operator",
         "invalid call to builtin op handler",
     )
-    uses_kinds = True
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         args = positional(node)
         key_arg = keyword(node, "key")
@@ -65,7 +65,7 @@ class SortWithTensorKey(Rule):
             items = args[0].value if len(args) == 1 else cst.List([cst.Element(a.value) for a in args])
             self._min_max(node, items, key, name.rsplit(".", 1)[1], ctx)
 
-    def _sort(self, node: cst.Call, iterable: cst.BaseExpression, key, shown: str, ctx) -> None:
+    def _sort(self, node: cst.Call, iterable: cst.BaseExpression, key, shown: str, ctx: RuleContext) -> None:
         items = item_kind(iterable, ctx)
         if key is not None:
             if _key_kind(key, items, ctx) is not Kind.TENSOR:
@@ -75,9 +75,9 @@ class SortWithTensorKey(Rule):
             problem = f"`{shown}` of tensors (each tensor is its own sort key)"
         else:
             return
-        report(type(self), node, ctx, f"{problem} in compiled code breaks the graph; {_REMEDY}")
+        ctx.report(type(self), node, f"{problem} in compiled code breaks the graph; {_REMEDY}")
 
-    def _min_max(self, node: cst.Call, items_node: cst.BaseExpression, key, shown: str, ctx) -> None:
+    def _min_max(self, node: cst.Call, items_node: cst.BaseExpression, key, shown: str, ctx: RuleContext) -> None:
         items = item_kind(items_node, ctx)
         if items is Kind.TENSOR:
             problem = f"`{shown}(..., key=...)` over tensors"
@@ -85,7 +85,7 @@ class SortWithTensorKey(Rule):
             problem = f"`{shown}()` with a key that gives a tensor"
         else:
             return
-        report(type(self), node, ctx, f"{problem} in compiled code breaks the graph; {_REMEDY}")
+        ctx.report(type(self), node, f"{problem} in compiled code breaks the graph; {_REMEDY}")
 
     invalid = (
         """

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report, value_before
+from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.rules.tl102_logging import LOG_METHODS, is_logger
 from torchlint.semantic.kinds import Kind
 
@@ -16,14 +17,14 @@ _REMEDY = "build the string outside the compiled function, or under `if not torc
 _STREAMS = ("sys.stdout.", "sys.stderr.")
 
 
-def _string_like(node: cst.BaseExpression, ctx) -> bool:
+def _string_like(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     if isinstance(node, _STRINGS):
         return True
     value, _ = value_before(node, ctx)
     return isinstance(value, _STRINGS)
 
 
-def _tensor_fields(node: cst.FormattedString, ctx, converted: bool) -> list[cst.FormattedStringExpression]:
+def _tensor_fields(node: cst.FormattedString, ctx: RuleContext, converted: bool) -> list[cst.FormattedStringExpression]:
     """The `{tensor}` fields of an f-string, with (`!r`, `!s`, `!a`) or without a conversion."""
     return [
         part
@@ -39,7 +40,7 @@ def _tensor_fields(node: cst.FormattedString, ctx, converted: bool) -> list[cst.
 _LAZY_FORMATTING = (2, 13)
 
 
-def _returned_or_asserted(ctx) -> bool:
+def _returned_or_asserted(ctx: RuleContext) -> bool:
     """A string only handed back, or an assert's message (TL204's), traced on torch 2.11 too."""
     statement = ctx.statement
     return isinstance(statement, cst.SimpleStatementLine) and any(
@@ -47,7 +48,7 @@ def _returned_or_asserted(ctx) -> bool:
     )
 
 
-def _formats_tensor(node: cst.BaseExpression, ctx) -> bool:
+def _formats_tensor(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A string Dynamo keeps as an unformatted template: `f"{t}"` or `"...".format(t)`.
 
     It traces while only passed along; using it as a string breaks.
@@ -63,7 +64,7 @@ def _formats_tensor(node: cst.BaseExpression, ctx) -> bool:
     return False
 
 
-def _reported_output_call(node: cst.Call, ctx) -> bool:
+def _reported_output_call(node: cst.Call, ctx: RuleContext) -> bool:
     """A print, warning, logging or stream write that its own rule reports: one Dynamo is
     told to reorder is not, and the string made for it breaks on its own."""
     name = ctx.qualified_name(node.func) or ""
@@ -112,23 +113,19 @@ class TensorToString(Rule):
         "Unsupported method call",
         "builtin isinstance() cannot determine type of argument",
     )
-    uses_kinds = True
 
     # -- a tensor made into a string on the spot ------------------------------------
 
     def __init__(self) -> None:
         # The arguments of reported print/logging calls in the file being checked: the
         # fix for that call (a guard) removes the string too.
-        self._file = None
         self._output_args: set[int] = set()
 
-    def _for_output(self, ctx) -> set[int]:
-        if self._file is not ctx:
-            self._file, self._output_args = ctx, set()
-        return self._output_args
+    def start_file(self, ctx: RuleContext) -> None:
+        self._output_args = set()
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
-        if id(node) in self._for_output(ctx):
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
+        if id(node) in self._output_args:
             return
         if _reported_output_call(node, ctx):
             self._output_args.update(id(arg.value) for arg in node.args)
@@ -147,8 +144,8 @@ class TensorToString(Rule):
         ):
             self._report_use(node, "joining", ctx)
 
-    def visit_FormattedString(self, node: cst.FormattedString, ctx) -> None:
-        if id(node) in self._for_output(ctx):
+    def visit_FormattedString(self, node: cst.FormattedString, ctx: RuleContext) -> None:
+        if id(node) in self._output_args:
             return
         fields = _tensor_fields(node, ctx, converted=True)
         if fields:
@@ -158,7 +155,7 @@ class TensorToString(Rule):
             shown = _EMPTY.code_for_node(_tensor_fields(node, ctx, converted=False)[0].expression)
             self._report(node, f"the f-string field `{{{shown}}}` of a tensor (torch before 2.13)", ctx)
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         if isinstance(node.operator, cst.Modulo) and _string_like(node.left, ctx):
             right = node.right
             values = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
@@ -169,25 +166,24 @@ class TensorToString(Rule):
 
     # -- a formatted string used as a string ----------------------------------------
 
-    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+    def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
             return
         operands = [node.left, *(c.comparator for c in node.comparisons)]
         if any(_formats_tensor(operand, ctx) for operand in operands):
             self._report_use(node, "comparing", ctx)
 
-    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+    def visit_Subscript(self, node: cst.Subscript, ctx: RuleContext) -> None:
         if _formats_tensor(node.value, ctx):
             self._report_use(node, "indexing", ctx)
 
-    def _report(self, node: cst.CSTNode, what: str, ctx) -> None:
-        report(type(self), node, ctx, f"{what} in compiled code breaks the graph; {_REMEDY}")
+    def _report(self, node: cst.CSTNode, what: str, ctx: RuleContext) -> None:
+        ctx.report(type(self), node, f"{what} in compiled code breaks the graph; {_REMEDY}")
 
-    def _report_use(self, node: cst.CSTNode, verb: str, ctx) -> None:
-        report(
+    def _report_use(self, node: cst.CSTNode, verb: str, ctx: RuleContext) -> None:
+        ctx.report(
             type(self),
             node,
-            ctx,
             f"{verb} a string formatted from a tensor in compiled code breaks the graph (Dynamo "
             f"keeps it unformatted until it is used); {_REMEDY}",
         )

@@ -2,15 +2,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_values import report, value_before
+from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _REMEDY = "key a dict by the tensor itself, or compute the value outside the compiled function"
 
 
-def _hash_of_tensor(node: cst.BaseExpression, ctx) -> bool:
+def _hash_of_tensor(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """`hash(t)` of a tensor (or of a tuple holding one), or a name bound to it."""
     if isinstance(node, cst.Name):
         node, _ = value_before(node, ctx)
@@ -39,36 +40,34 @@ class HashOfTensor(Rule):
         "nb_absolute_impl not implemented",
         "Comparison on compile-time-only id or hash value",
     )
-    uses_kinds = True
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         if _hash_of_tensor(node.left, ctx) or _hash_of_tensor(node.right, ctx):
             self._report(node, ctx)
 
-    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+    def visit_AugAssign(self, node: cst.AugAssign, ctx: RuleContext) -> None:
         if _hash_of_tensor(node.target, ctx):
             self._report(node, ctx)
 
-    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx: RuleContext) -> None:
         if not isinstance(node.operator, cst.Not) and _hash_of_tensor(node.expression, ctx):
             self._report(node, ctx)
 
-    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+    def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         operands = [node.left, *(c.comparator for c in node.comparisons)]
         if any(isinstance(c.operator, _ORDERING) for c in node.comparisons) and any(
             _hash_of_tensor(operand, ctx) for operand in operands
         ):
             self._report(node, ctx)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) == "builtins.abs" and node.args and _hash_of_tensor(node.args[0].value, ctx):
             self._report(node, ctx)
 
-    def _report(self, node: cst.CSTNode, ctx) -> None:
-        report(
+    def _report(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        ctx.report(
             type(self),
             node,
-            ctx,
             "computing with `hash()` of a tensor in compiled code breaks the graph (Dynamo has no "
             f"real hash while tracing, and gives up on the whole function); {_REMEDY}",
         )

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.kinds import Kind
 
 # method -> (what goes wrong, the rewrite)
@@ -32,7 +32,7 @@ _TRACED_STORAGE_METHODS = frozenset({"size"})
 _NOT_TENSORS = (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE)
 
 
-def _is_storage(node: cst.BaseExpression | None, ctx) -> bool:
+def _is_storage(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
     return isinstance(node, cst.Call) and tensor_method(node, frozenset({_STORAGE}), ctx) is not None
 
 
@@ -58,13 +58,12 @@ class UntraceableTensorApi(Rule):
         "Encountered tensor.is_inference() during tracing",
         "Unsupported function call (delayed)",
     )
-    uses_kinds = True
 
-    def _report(self, node: cst.CSTNode, ctx, api: str, why: str, rewrite: str) -> None:
+    def _report(self, node: cst.CSTNode, ctx: RuleContext, api: str, why: str, rewrite: str) -> None:
         message = f"{api} in compiled code breaks the graph ({why}); {rewrite}"
-        ctx.report(type(self), node, message=with_fullgraph_note(message, ctx), suggestion=rewrite)
+        ctx.report(type(self), node, message=message, suggestion=rewrite)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         method = tensor_method(node, frozenset(_METHODS), ctx)
         if method is not None:
             self._report(node, ctx, f"`.{method}()`", *_METHODS[method])
@@ -85,7 +84,7 @@ class UntraceableTensorApi(Rule):
                 "outside the compiled function",
             )
 
-    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+    def visit_Attribute(self, node: cst.Attribute, ctx: RuleContext) -> None:
         if node.attr.value != "grad_fn" or ctx.kind_of(node.value) in _NOT_TENSORS:
             return
         self._report(
@@ -96,7 +95,7 @@ class UntraceableTensorApi(Rule):
             "test `t.requires_grad` instead of `t.grad_fn is not None`",
         )
 
-    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+    def visit_Assign(self, node: cst.Assign, ctx: RuleContext) -> None:
         for target in node.targets:
             attribute = target.target
             if (

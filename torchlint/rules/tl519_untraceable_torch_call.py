@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import with_fullgraph_note
 from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 _INFERENCE_REWRITE = "decide it outside the compiled function and pass a Python bool"
 _SERIALIZE_REWRITE = "save or load outside the compiled function: pass tensors in and return them out"
@@ -42,7 +42,7 @@ _ASYNC_REWRITE = (
 )
 
 
-def _collective(node: cst.Call, ctx) -> str | None:
+def _collective(node: cst.Call, ctx: RuleContext) -> str | None:
     """The collective's short name when ``node`` calls one with `async_op=True`."""
     name = ctx.qualified_name(node.func) or ""
     short = next((name[len(prefix):] for prefix in _DISTRIBUTED if name.startswith(prefix)), None)
@@ -74,11 +74,11 @@ class UntraceableTorchCall(Rule):
         "async_op=True for distributed collectives",
     )
 
-    def _report(self, node: cst.CSTNode, ctx, api: str, why: str, rewrite: str) -> None:
+    def _report(self, node: cst.CSTNode, ctx: RuleContext, api: str, why: str, rewrite: str) -> None:
         message = f"{api} in compiled code breaks the graph ({why}); {rewrite}"
-        ctx.report(type(self), node, message=with_fullgraph_note(message, ctx), suggestion=rewrite)
+        ctx.report(type(self), node, message=message, suggestion=rewrite)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if name in _CALLS:
             self._report(node, ctx, f"`{name}()`", *_CALLS[name])

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 
 # Standard-library modules Dynamo skips as a whole: any function of theirs breaks.
 _SKIPPED_MODULES = ("json", "pickle", "uuid", "hashlib", "gc", "traceback", "glob", "base64", "zlib")
@@ -38,7 +39,7 @@ class UntraceableStdlibCall(Rule):
     gb_ids = ("GB0007", "GB0156")
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call")
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         name = ctx.qualified_name(node.func)
         if _skipped(name):
             module = name.split(".", 1)[0]

@@ -4,6 +4,7 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
 from torchlint.semantic.summary import FunctionInfo
 
 
@@ -77,19 +78,19 @@ class NoneLeftByCompileGuard(Rule):
         # the nodes of those guards' tests, which are no later check of the name
         self._guard_parts: set[int] = set()
 
-    def _tracked(self, ctx) -> dict[str, cst.If]:
+    def _tracked(self, ctx: RuleContext) -> dict[str, cst.If]:
         if ctx.function is not self._function:
             self._function = ctx.function
             self._left_none = {}
             self._guard_parts = set()
         return self._left_none
 
-    def finish_file(self, findings, ctx) -> None:
+    def start_file(self, ctx: RuleContext) -> None:
         self._function = None
         self._left_none = {}
         self._guard_parts = set()
 
-    def visit_If(self, node: cst.If, ctx) -> None:
+    def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
         tracked = self._tracked(ctx)
         for name in _names_in(node.test):
             tracked.pop(name, None)  # a test that looks at the name may well narrow it
@@ -101,38 +102,38 @@ class NoneLeftByCompileGuard(Rule):
         if left_none:
             self._guard_parts |= _nodes_in(node.test)
 
-    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+    def visit_IfExp(self, node: cst.IfExp, ctx: RuleContext) -> None:
         self._forget(_names_in(node.test), ctx)
 
-    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx: RuleContext) -> None:
         if id(node) not in self._guard_parts:
             self._forget(_names_in(node.left), ctx)
 
-    def visit_While(self, node: cst.While, ctx) -> None:
+    def visit_While(self, node: cst.While, ctx: RuleContext) -> None:
         self._forget(_names_in(node.test), ctx)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget, ctx) -> None:
+    def visit_AssignTarget(self, node: cst.AssignTarget, ctx: RuleContext) -> None:
         self._forget(_names_in(node.target), ctx)
 
-    def _forget(self, names: set[str], ctx) -> None:
+    def _forget(self, names: set[str], ctx: RuleContext) -> None:
         tracked = self._tracked(ctx)
         for name in names:
             tracked.pop(name, None)
 
-    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+    def visit_Subscript(self, node: cst.Subscript, ctx: RuleContext) -> None:
         self._used(node.value, node, "indexing", _FALLS_BACK, ctx)
 
-    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+    def visit_Attribute(self, node: cst.Attribute, ctx: RuleContext) -> None:
         self._used(node.value, node, f"reading `.{node.attr.value}` of", _FALLS_BACK, ctx)
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         self._used(node.func, node, "calling", _FAILS, ctx)
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         for side in (node.left, node.right):
             self._used(side, node, "arithmetic on", _FAILS, ctx)
 
-    def _used(self, value: cst.BaseExpression, node: cst.CSTNode, how: str, outcome: str, ctx) -> None:
+    def _used(self, value: cst.BaseExpression, node: cst.CSTNode, how: str, outcome: str, ctx: RuleContext) -> None:
         if not isinstance(value, cst.Name):
             return
         guard = self._tracked(ctx).pop(value.value, None)

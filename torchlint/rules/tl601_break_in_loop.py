@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.checker import Finding
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding, RuleContext
+from torchlint.semantic.summary import FunctionInfo
 
 
 class BreakInLoop(Rule):
@@ -18,29 +19,31 @@ class BreakInLoop(Rule):
     gb_ids = ("GB7000",)
     gb_types = ("graph break in loop",)
 
-    def finish_function(self, findings: list[Finding], ctx) -> None:
+    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, (cst.For, cst.While)):
-                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx)
+                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx.function, ctx)
 
-    def finish_file(self, findings: list[Finding], ctx) -> None:
+    def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
         # A helper called in a loop is inlined there: its break skips the caller's frame too.
         reported = {id(f.node) for f in findings if f.rule is type(self)}
         for caller, loop, inner in loops_calling_breaking_helpers(findings, ctx):
             if id(loop) in reported:
                 continue
-            ctx.function, ctx.statement = caller, loop
             helper = inner[0].function.qualname
-            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", ctx)
+            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", caller, ctx)
 
-    def _report(self, loop: cst.CSTNode, inner: list[Finding], where: str, ctx) -> None:
+    def _report(
+        self, loop: cst.CSTNode, inner: list[Finding], where: str, function: FunctionInfo, ctx: RuleContext
+    ) -> None:
         ctx.report(
             type(self),
             loop,
-            describe(inner, where, ctx.function.qualname),
+            describe(inner, where, function.qualname),
             related=tuple(inner),
             gb_ids=gb_ids_of(self.gb_ids, inner),
             header_only=True,
+            function=function,
         )
 
     invalid = (

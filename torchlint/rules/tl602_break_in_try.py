@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.checker import Finding
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding, RuleContext
 
 
 class BreakInTry(Rule):
@@ -18,7 +18,7 @@ class BreakInTry(Rule):
     # Dynamo gives no type of its own: the skip is logged with the inner break's type.
     wraps_breaks = True
 
-    def finish_function(self, findings: list[Finding], ctx) -> None:
+    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, (cst.Try, cst.TryStar)):
                 ctx.report(

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.checker import Finding
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of
 from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding, RuleContext
 
 
 class BreakInContextManager(Rule):
@@ -21,7 +21,7 @@ class BreakInContextManager(Rule):
     gb_ids = ("GB0066",)
     gb_types = ("Graph break under GenericContextWrappingVariable",)
 
-    def finish_function(self, findings: list[Finding], ctx) -> None:
+    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
         for block, inner in breaks_by_block(findings, ctx):
             if isinstance(block, cst.With):
                 ctx.report(

@@ -1,0 +1,174 @@
+"""What a rule sees: the findings it makes, and what it may ask about the code around a node.
+
+Rules depend on this module, never on the checker that walks the code: ``RuleContext``
+is the whole of what a detector or finisher may use, and the checker's ``LintContext``
+implements it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import libcst as cst
+
+from torchlint.profile import CompileProfile
+from torchlint.rules.base import Rule
+from torchlint.semantic.guards import GuardEvaluator
+from torchlint.semantic.kinds import Kind, KindEnv
+from torchlint.semantic.project import ProjectFacts
+from torchlint.semantic.regions import CallIndex, Regions
+from torchlint.semantic.scopes import Scope
+from torchlint.semantic.summary import FileSummary, FunctionInfo
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: type[Rule]
+    node: cst.CSTNode
+    statement: cst.CSTNode
+    message: str
+    suggestion: str | None
+    # The loops, `try` and `with` blocks whose body holds the node, outermost first.
+    enclosing: tuple[cst.CSTNode, ...] = ()
+    # Other findings this one is about (the breaks inside a loop), shown as related locations.
+    related: tuple[Finding, ...] = ()
+    # Graph-break ids when they are not the rule's own (a TL6xx finding takes its inner break's).
+    gb_ids: tuple[str, ...] | None = None
+    # Report only the statement's header (`for x in xs:`), not its whole body.
+    header_only: bool = False
+    # The compiled function the finding is in.
+    function: FunctionInfo | None = None
+
+
+@runtime_checkable
+class RuleContext(Protocol):
+    """The questions a rule may ask while the checker walks one file's compiled code.
+
+    Everything is read-only but ``handled``, the set rules share to mark nodes already
+    dealt with.
+    """
+
+    # -- making a finding -------------------------------------------------------------
+
+    def report(
+        self,
+        rule: type[Rule],
+        node: cst.CSTNode,
+        message: str | None = None,
+        suggestion: str | None = None,
+        *,
+        related: tuple[Finding, ...] = (),
+        gb_ids: tuple[str, ...] | None = None,
+        header_only: bool = False,
+        function: FunctionInfo | None = None,
+    ) -> None:
+        """Record a finding at ``node`` (the rule's own message and suggestion unless
+        given); under `fullgraph=True` the message says that the compile fails.
+        ``function`` places it in another compiled function than the current one."""
+        ...
+
+    # -- where the walk is --------------------------------------------------------------
+
+    @property
+    def summary(self) -> FileSummary:
+        """The file's functions, classes and module scope."""
+        ...
+
+    @property
+    def function(self) -> FunctionInfo | None:
+        """The compiled function being walked; None in a file-wide finisher."""
+        ...
+
+    @property
+    def statement(self) -> cst.CSTNode | None:
+        """The statement holding the node being visited."""
+        ...
+
+    @property
+    def scope(self) -> Scope:
+        """The current function's scope, else the module's."""
+        ...
+
+    @property
+    def handled(self) -> set[int]:
+        """Ids of nodes a rule has already dealt with (a condition's parts), to skip later."""
+        ...
+
+    # -- names and calls ----------------------------------------------------------------
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """`torch.nn.functional.relu` for `F.relu`, as the imports spell it; None for locals."""
+        ...
+
+    def assigned_value(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a local name or a ``self.<attr>`` was assigned from, where that is known."""
+        ...
+
+    @property
+    def call_index(self) -> CallIndex:
+        """Resolves calls to the file's functions and classes."""
+        ...
+
+    @property
+    def regions(self) -> Regions:
+        """The file's compiled, fullgraph and disabled functions."""
+        ...
+
+    @property
+    def guards(self) -> GuardEvaluator:
+        """Which way `is_compiling()`-style tests go while compiling."""
+        ...
+
+    def short_circuits(self, node: cst.BooleanOperation) -> bool:
+        """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
+        ...
+
+    @property
+    def project_facts(self) -> ProjectFacts | None:
+        """What the other linted files tell about this one; None when linted alone."""
+        ...
+
+    # -- value kinds --------------------------------------------------------------------
+
+    def kind_of(self, node: cst.BaseExpression) -> Kind:
+        ...
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        ...
+
+    def is_zero_dim(self, node: cst.BaseExpression) -> bool:
+        """A 0-d tensor the graph computes (`scores.argmax()`, `idx + 1`)."""
+        ...
+
+    def is_data_dependent(self, node: cst.BaseExpression) -> bool:
+        """A tensor, or a number Dynamo captured from one: Python cannot branch on either."""
+        ...
+
+    @property
+    def kinds(self) -> KindEnv | None:
+        """The current function's kinds as far as the walk has come (masks, names bound
+        for a moment); None in a file-wide finisher."""
+        ...
+
+    # -- the compile profile --------------------------------------------------------------
+
+    @property
+    def profile(self) -> CompileProfile:
+        """The Dynamo settings and torch release the code compiles under."""
+        ...
+
+    @property
+    def in_fullgraph(self) -> bool:
+        """Every compile site that reaches the current function says `fullgraph=True`."""
+        ...
+
+    @property
+    def scalars_captured(self) -> bool:
+        """`.item()`-style reads become graph values instead of breaks."""
+        ...
+
+    @property
+    def dynamic_shapes_captured(self) -> bool:
+        """Ops with data-dependent output shapes stay in the graph."""
+        ...
