@@ -4,6 +4,7 @@ foreign cache file is ignored, never trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import subprocess
@@ -121,10 +122,12 @@ def test_a_foreign_pickle_is_never_loaded(pkg: Path, tmp_path: Path) -> None:
         def __reduce__(self):
             return (os.system, (f"touch {witness}",))
 
-    # Well formed, with a valid checksum: only what it names gives it away.
-    body = pickle.dumps({"key": ("", Payload())})
-    import hashlib
-
+    # Well formed, under the keys a run asks for, with a valid checksum: only what the
+    # entries name gives them away.
+    data = cache_file.read_bytes()
+    entries = pickle.loads(data[len(b"torchlint-cache\n") + 32:])
+    poisoned = {key: (owner, pickle.dumps(Payload())) for key, (owner, _) in entries.items()}
+    body = pickle.dumps(poisoned)
     cache_file.write_bytes(b"torchlint-cache\n" + hashlib.blake2b(body, digest_size=32).digest() + body)
     again = torchlint("pkg", cwd=pkg)
     assert "utils.py:2:5: TL101" in again.stdout

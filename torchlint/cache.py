@@ -96,13 +96,17 @@ class _TrustedUnpickler(pickle.Unpickler):
 
 
 class Cache:
-    """The entries of one project root. ``Cache(None)`` keeps nothing (`--no-cache`)."""
+    """The entries of one project root. ``Cache(None)`` keeps nothing (`--no-cache`).
+
+    Each value is pickled on its own and unpickled only when asked for: a run on one
+    changed file reads back the few entries it needs, not the whole project's."""
 
     def __init__(self, folder: Path | None, scope: str = "") -> None:
         self.folder = folder
         self._file = folder / code_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
-        # key -> (owner, value); the owner is the file an entry is about ("" for the project)
-        self._stored: dict[str, tuple[str, object]] = self._read() if self._file is not None else {}
+        # key -> (owner, pickled value); the owner is the file an entry is about ("" for the project)
+        self._stored: dict[str, tuple[str, bytes]] = self._read() if self._file is not None else {}
+        # key -> (owner, value) of the entries this run used or made
         self._used: dict[str, tuple[str, object]] = {}
         self.hits = 0
         self.misses = 0
@@ -112,28 +116,40 @@ class Cache:
         return self._file is not None
 
     def get(self, key: str) -> Any | None:
-        entry = self._used.get(key) or self._stored.get(key)
+        entry = self._used.get(key)
+        if entry is None and key in self._stored:
+            owner, blob = self._stored[key]
+            value = _trusted_load(blob)
+            if value is not None:
+                entry = self._used[key] = (owner, value)
         if entry is None:
             self.misses += 1
             return None
         self.hits += 1
-        self._used[key] = entry
         return entry[1]
 
     def put(self, key: str, value: object, owner: str) -> None:
         if self._file is not None:
             self._used[key] = (owner, value)
 
-    def _kept(self) -> dict[str, tuple[str, object]]:
+    def _kept(self) -> dict[str, tuple[str, bytes]] | None:
         """The entries this run used, and those about files it did not look at (a run on
         one file keeps what the others' runs stored); stale entries of the files it did
-        look at drop out."""
+        look at drop out. None when a value cannot be pickled."""
         touched = {owner for owner, _ in self._used.values()}
         kept = {key: entry for key, entry in self._stored.items() if entry[0] not in touched}
-        kept.update(self._used)
+        for key, (owner, value) in self._used.items():
+            stored = self._stored.get(key)
+            if stored is not None:
+                kept[key] = stored
+                continue
+            try:
+                kept[key] = (owner, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+                return None
         return kept
 
-    def _read(self) -> dict[str, object]:
+    def _read(self) -> dict[str, tuple[str, bytes]]:
         try:
             data = self._file.read_bytes()
         except OSError:
@@ -144,16 +160,17 @@ class Cache:
         body = data[header:]
         if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[len(_MAGIC):header]:
             return {}
-        try:
-            entries = _TrustedUnpickler(io.BytesIO(body)).load()
-        except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
-            return {}
+        entries = _trusted_load(body)
         if not isinstance(entries, dict):
             return {}
         return {
             key: entry
             for key, entry in entries.items()
-            if isinstance(key, str) and isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+            if isinstance(key, str)
+            and isinstance(entry, tuple)
+            and len(entry) == 2
+            and isinstance(entry[0], str)
+            and isinstance(entry[1], bytes)
         }
 
     def save(self) -> None:
@@ -162,12 +179,9 @@ class Cache:
         if self._file is None:
             return
         kept = self._kept()
-        if kept.keys() == self._stored.keys():
+        if kept is None or kept.keys() == self._stored.keys():
             return
-        try:
-            body = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return
+        body = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
         checksum = hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest()
         try:
             _prepare(self.folder)
@@ -175,6 +189,13 @@ class Cache:
             _write_atomically(self._file, _MAGIC + checksum + body)
         except OSError:
             return
+
+
+def _trusted_load(data: bytes) -> Any | None:
+    try:
+        return _TrustedUnpickler(io.BytesIO(data)).load()
+    except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
+        return None
 
 
 def _prepare(folder: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -125,11 +126,26 @@ def _analyze_file(
     return result, (outline[0] if outline else None)
 
 
-def _analyze_batch(batch: list[_Item], keep_source: bool, parse_always: bool) -> list[tuple[FileResult, FileOutline | None]]:
-    return [
-        _analyze_file(path, settings, project, keep_source, parse_always, text)
-        for path, settings, project, text in batch
-    ]
+def _analyze_batch(
+    batch: list[_Item], keep_source: bool, parse_always: bool
+) -> list[tuple[FileResult, FileOutline | None, str | None]]:
+    """Each file's findings and outline, with a digest of the outline: an edit that leaves
+    the outline as it was (most edits inside a function) needs no new solve."""
+    analyzed = []
+    for path, settings, project, text in batch:
+        result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text)
+        analyzed.append((result, outline, digest(outline) if outline is not None else None))
+    return analyzed
+
+
+def _relint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, tuple | None, str | None]]:
+    """Lint again with what the project tells each file; of its outline only the kinds its
+    calls pass can have changed, so only they come back."""
+    relinted = []
+    for result, outline, _ in _analyze_batch(batch, keep_source, False):
+        passed = outline.passed if outline is not None else None
+        relinted.append((result, passed, digest(passed) if passed is not None else None))
+    return relinted
 
 
 def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
@@ -234,6 +250,8 @@ class _Memo:
         self.cache = cache
         self.texts = texts
         self._content: dict[str, str | None] = {}
+        self._texts: dict[str, str | None] = {}
+        self._forms: dict[int, tuple[object, str]] = {}
         self._code = code_fingerprint() if cache.enabled else ""
 
     def content(self, path: Path) -> str | None:
@@ -249,11 +267,32 @@ class _Memo:
                 self._content[key] = hashlib.blake2b(data, digest_size=32).hexdigest()
         return self._content[key]
 
+    def text(self, path: Path) -> str | None:
+        """The file's text, read once per run; None when it cannot be read or decoded."""
+        key = str(path)
+        if key not in self._texts:
+            try:
+                self._texts[key] = self.texts.get(key) or read_source(path)
+            except SourceError:
+                self._texts[key] = None
+        return self._texts[key]
+
     def key(self, step: str, path: Path, settings: Settings, *facts: object) -> str | None:
         if not self.cache.enabled:
             return None
         content = self.content(path)
-        return None if content is None else digest(self._code, step, str(path), content, settings, *facts)
+        if content is None:
+            return None
+        return digest(self._code, step, str(path), content, self._form(settings), *map(self._form, facts))
+
+    def _form(self, value: object) -> object:
+        """A digest standing for settings or facts that many files share, worked out once."""
+        if not isinstance(value, (Settings, ProjectFacts)):
+            return value
+        found = self._forms.get(id(value))
+        if found is None or found[0] is not value:
+            found = self._forms[id(value)] = (value, digest(value))
+        return found[1]
 
     def map(self, step: Callable, items: list[_Item], keys: list[str | None], *args: object) -> list:
         found = [self.cache.get(key) if key is not None else None for key in keys]
@@ -269,12 +308,16 @@ class _Memo:
         keys = [self.key("check", path, settings, project, keep_sources) for path, settings, project, _ in items]
         return self.map(_check_batch, items, keys, keep_sources)
 
-    def analyze(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> tuple[list, list[str | None]]:
+    def analyze(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> list:
         keys = [
             self.key("analyze", path, settings, project, keep_sources, parse_always)
             for path, settings, project, _ in items
         ]
-        return self.map(_analyze_batch, items, keys, keep_sources, parse_always), keys
+        return self.map(_analyze_batch, items, keys, keep_sources, parse_always)
+
+    def relint(self, items: list[_Item], keep_sources: bool) -> list:
+        keys = [self.key("relint", path, settings, project, keep_sources) for path, settings, project, _ in items]
+        return self.map(_relint_batch, items, keys, keep_sources)
 
     def dynamo_configs(self, items: list[_Item]) -> list[dict]:
         keys = [self.key("dynamo-config", path, None) for path, _, _, _ in items]
@@ -335,8 +378,9 @@ class _ProjectRun:
 
     def _new_index(self) -> SolvedProject:
         ids = sorted(self.outline_ids.items())
-        key = digest("solve", ids, self.plain.dynamo_config) if all(None not in v for _, v in ids) else None
-        if key is not None and self.memo.cache.enabled:
+        # Reasons name other files relative to the current folder.
+        key = digest("solve", ids, self.plain.dynamo_config, str(Path.cwd())) if self.memo.cache.enabled else None
+        if key is not None:
             found = self.memo.cache.get(key)
             if isinstance(found, SolvedProject):
                 return found
@@ -350,26 +394,30 @@ class _ProjectRun:
         """The files the text test skipped whose text mentions one of ``names``."""
         if not names:
             return set()
-        found = set()
-        for path, outline in self.outlines.items():
-            if not outline.parsed:
-                try:
-                    text = self.texts.get(path) or read_source(self.work[path][0])
-                except SourceError:
-                    continue
-                if any(name in text for name in names):
+        unparsed = sorted(path for path, outline in self.outlines.items() if not outline.parsed)
+        contents = [(path, self.memo.content(self.work[path][0])) for path in unparsed]
+        key = digest("naming", sorted(names), contents) if self.memo.cache.enabled else None
+        found = self.memo.cache.get(key) if key is not None else None
+        if found is None:
+            pattern = re.compile("|".join(re.escape(name) for name in sorted(names)))
+            found = set()
+            for path in unparsed:
+                text = self.memo.text(self.work[path][0])
+                if text is not None and pattern.search(text):
                     found.add(path)
+            if key is not None:
+                self.memo.cache.put(key, found, "")
         return found
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
         items = [self._item(path, self.plain) for path in paths]
-        analyzed, keys = self.memo.analyze(items, self.keep_sources, parse_always)
-        for path, (result, outline), key in zip(paths, analyzed, keys):
+        analyzed = self.memo.analyze(items, self.keep_sources, parse_always)
+        for path, (result, outline, outline_id) in zip(paths, analyzed):
             self.results[path] = result
             self.linted_with[path] = self.plain
             if outline is not None:
                 self.outlines[path] = outline
-                self.outline_ids[path] = (key,)
+                self.outline_ids[path] = (outline_id,)
 
     def facts(self, path: str) -> ProjectFacts:
         if path not in self.outlines:
@@ -394,14 +442,14 @@ class _ProjectRun:
     def _lint_again(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
         items = [self._item(path, self.facts(path)) for path in paths]
-        analyzed, keys = self.memo.analyze(items, self.keep_sources, False)
+        relinted = self.memo.relint(items, self.keep_sources)
         changed = False
-        for path, (_, _, facts, _), (result, outline), key in zip(paths, items, analyzed, keys):
+        for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, relinted):
             self.results[path] = result
             self.linted_with[path] = facts
-            if outline is not None and outline.passed != self.outlines[path].passed:
-                self.outlines[path] = replace(self.outlines[path], passed=outline.passed)
-                self.outline_ids[path] = (*self.outline_ids[path][:1], key)
+            if passed is not None and passed != self.outlines[path].passed:
+                self.outlines[path] = replace(self.outlines[path], passed=passed)
+                self.outline_ids[path] = (*self.outline_ids[path][:1], passed_id)
                 changed = True
         return changed
 
