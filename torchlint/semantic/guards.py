@@ -5,7 +5,8 @@ A test is evaluated as Dynamo sees it while compiling: the guard calls are True,
 out is never traced, and neither is the rest of a block after a branch that always
 returns while compiling (`if is_compiling(): return x`).
 
-`GuardedFile` works out once per function what that leaves out, for whatever must skip it.
+`GuardedFile` works out once per function what that leaves out; the checker skips it, and
+the compiled-region graph follows no call made there, so the two never disagree.
 """
 
 from __future__ import annotations
