@@ -446,3 +446,32 @@ def test_a_helper_in_another_file_called_only_under_a_guard_is_not_compiled(proj
     shown = CliRunner().invoke(cli, ["check", "--show-regions", "pkg/"])
     assert shown.exit_code == 0, shown.output
     assert "report" not in shown.stdout and "Net.forward" in shown.stdout
+
+
+def test_what_follows_an_elif_that_returns_while_compiling_runs_after_an_earlier_branch() -> None:
+    source = """
+import torch
+
+def helper(x):
+    print("helper")
+    return x
+
+@torch.compile
+def step(x, flag):
+    if flag:
+        x = x + 1
+    elif torch.compiler.is_compiling():
+        return x
+    print("after")
+    return helper(x)
+"""
+    # With `flag` true, Dynamo goes past the `elif` that returns.
+    assert findings(source) == [
+        ("TL101", row(source, 'print("helper")')),
+        ("TL101", row(source, 'print("after")')),
+    ]
+    assert set(compiled(source)) == {"step", "helper"}
+    # Where every branch left returns while compiling, nothing after the `if` is traced.
+    ruled_out = source.replace("if flag:\n        x = x + 1", "if flag:\n        return x")
+    assert findings(ruled_out) == []
+    assert set(compiled(ruled_out)) == {"step"}

@@ -210,7 +210,8 @@ class _Walker:
             if verdict is True:
                 self.parts.append(orelse)
             elif isinstance(orelse, cst.If):
-                if not self.if_(orelse):
+                # What follows is cut off only if the branch before the `elif` cannot reach it either.
+                if not self.if_(orelse) and (verdict is False or always_exits(body)):
                     return False
             else:
                 self.suite(orelse.body)
