@@ -6,7 +6,11 @@ import textwrap
 from pathlib import Path
 
 import libcst as cst
+import pytest
+from click.testing import CliRunner
 
+from helpers import check, findings, indexed_regions, write
+from torchlint.cli import cli
 from torchlint.config import Settings
 from torchlint.engine import describe_regions
 from torchlint.semantic.regions import compiled_regions
@@ -283,3 +287,191 @@ def test_lambdas_that_are_compiled() -> None:
         (row(LAMBDAS, "def forward"), "Net.forward"),
         (row(LAMBDAS, 'print("nested")'), "Net.forward.<lambda>"),
     ]
+
+
+# `report` prints, but Dynamo never calls it: each guard keeps the call out while compiling.
+GUARDED_CALLS = {
+    "if-not": """
+        if not torch.compiler.is_compiling():
+            report(x)
+    """,
+    "imported-guard": """
+        if not is_torchdynamo_compiling():
+            report(x)
+    """,
+    "else": """
+        if torch._dynamo.is_compiling():
+            pass
+        else:
+            report(x)
+    """,
+    "elif": """
+        if x is None:
+            pass
+        elif not torch.compiler.is_compiling():
+            report(x)
+    """,
+    "short-circuit": """
+        not torch.compiler.is_compiling() and report(x)
+    """,
+    "conditional": """
+        y = x if torch.compiler.is_compiling() else report(x)
+    """,
+    "guard-in-a-name": """
+        compiling = torch.jit.is_tracing() or is_torchdynamo_compiling()
+        if not compiling:
+            report(x)
+    """,
+    "after-return": """
+        if torch.compiler.is_compiling():
+            return x * 2
+        report(x)
+    """,
+    "nested-def": """
+        if not torch.compiler.is_compiling():
+            def log():
+                report(x)
+            log()
+    """,
+}
+
+
+def _net_calling_report(body: str) -> str:
+    indented = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
+    return f"""
+import torch
+from torch import nn
+from transformers.utils import is_torchdynamo_compiling
+
+def report(x):
+    print(x.shape)
+
+class Net(nn.Module):
+    def forward(self, x):
+{indented}
+        return x * 2
+"""
+
+
+@pytest.mark.parametrize("body", GUARDED_CALLS.values(), ids=GUARDED_CALLS.keys())
+def test_a_call_a_guard_rules_out_while_compiling_makes_nothing_compiled(body: str) -> None:
+    source = _net_calling_report(body)
+    assert set(compiled(source)) == {"Net.forward"}
+    assert findings(source) == []
+
+
+def test_a_helper_also_called_unguarded_is_compiled() -> None:
+    source = _net_calling_report(
+        """
+        if not torch.compiler.is_compiling():
+            report(x)
+        report(x)
+        """
+    )
+    assert compiled(source)["report"] == "called from pkg.model.Net.forward"
+    assert findings(source) == [("TL101", row(source, "print("))]
+
+
+def test_the_branch_taken_while_compiling_is_the_one_compiled() -> None:
+    source = """
+import torch
+from torch import nn
+
+def fast(x):
+    print("fast")
+    return x
+
+def slow(x):
+    print("slow")
+    return x
+
+class Net(nn.Module):
+    def forward(self, x):
+        if torch.compiler.is_compiling():
+            x = fast(x)
+        else:
+            x = slow(x)
+        return x
+"""
+    assert set(compiled(source)) == {"Net.forward", "fast"}
+    assert findings(source) == [("TL101", row(source, 'print("fast")'))]
+
+
+def test_configured_guard_functions_rule_calls_out_of_the_regions() -> None:
+    source = """
+import torch
+from mylib import is_exporting
+
+def report(x):
+    print(x)
+
+@torch.compile
+def step(x):
+    if not is_exporting():
+        report(x)
+    return x
+"""
+    assert findings(source) == [("TL101", row(source, "print("))]
+    assert findings(source, guard_functions=("mylib.is_exporting",)) == []
+    root = Path("/project")
+    settings = Settings(root=root, guard_functions=("is_exporting",))
+    shown = describe_regions(textwrap.dedent(source), str(root / "pkg" / "model.py"), settings)
+    assert [line.qualname for line in shown] == ["step"]
+
+
+def test_a_helper_in_another_file_called_only_under_a_guard_is_not_compiled(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": """
+                def report(x):
+                    print(x.shape)
+                """,
+            "pkg/model.py": """
+                import torch
+                from torch import nn
+                from .utils import report
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        if not torch.compiler.is_compiling():
+                            report(x)
+                        return x * 2
+                """,
+        },
+    )
+    assert check("pkg/") == []
+    assert indexed_regions(sorted((project / "pkg").glob("*.py"))) == {"Net.forward"}
+    shown = CliRunner().invoke(cli, ["check", "--show-regions", "pkg/"])
+    assert shown.exit_code == 0, shown.output
+    assert "report" not in shown.stdout and "Net.forward" in shown.stdout
+
+
+def test_what_follows_an_elif_that_returns_while_compiling_runs_after_an_earlier_branch() -> None:
+    source = """
+import torch
+
+def helper(x):
+    print("helper")
+    return x
+
+@torch.compile
+def step(x, flag):
+    if flag:
+        x = x + 1
+    elif torch.compiler.is_compiling():
+        return x
+    print("after")
+    return helper(x)
+"""
+    # With `flag` true, Dynamo goes past the `elif` that returns.
+    assert findings(source) == [
+        ("TL101", row(source, 'print("helper")')),
+        ("TL101", row(source, 'print("after")')),
+    ]
+    assert set(compiled(source)) == {"step", "helper"}
+    # Where every branch left returns while compiling, nothing after the `if` is traced.
+    ruled_out = source.replace("if flag:\n        x = x + 1", "if flag:\n        return x")
+    assert findings(ruled_out) == []
+    assert set(compiled(ruled_out)) == {"step"}

@@ -11,7 +11,7 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
-from torchlint.semantic.guards import GuardEvaluator, always_exits
+from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut, always_exits
 from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
@@ -50,6 +50,8 @@ class LintContext:
         self.enclosing: list[cst.CSTNode] = []
         # Nodes a rule has already dealt with (a condition's parts, an assignment's target).
         self.handled: set[int] = set()
+        # What the guards leave out of the current function.
+        self.ruled_out: RuledOut = NOTHING_RULED_OUT
         fullgraph = getattr(regions, "fullgraph", ())
         self.file_kinds = FileKinds(
             summary,
@@ -101,8 +103,7 @@ class LintContext:
 
     def short_circuits(self, node: cst.BooleanOperation) -> bool:
         """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
-        left = self.guards.when_compiling(node.left, self.scope)
-        return left is (isinstance(node.operator, cst.Or))
+        return self.guards.short_circuits(node, self.scope)
 
     def kind_of(self, node: cst.BaseExpression) -> Kind:
         return self.kinds.kind_of(node) if self.kinds is not None else Kind.UNKNOWN
@@ -230,10 +231,14 @@ class Checker:
         *,
         project_facts: ProjectFacts | None = None,
         passed: dict[int, dict[int | str, Kind]] | None = None,
+        guarded: GuardedFile | None = None,
     ) -> list[Finding]:
         """``passed``, when given, receives the tensors each compiled call passes (by the
-        call's id), for the project index."""
+        call's id), for the project index. ``guarded`` lends what the region graph already
+        worked out about the file's guards (it must read them with this checker's)."""
         ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
+        if guarded is None or guarded.guards is not self.guards:
+            guarded = GuardedFile(summary, self.guards)
         ctx.passed = passed
         # With no rule enabled the walk still records what the file passes to other files:
         # their findings depend on it.
@@ -244,6 +249,7 @@ class Checker:
         for function in summary.functions:
             if function in regions.compiled:
                 ctx.function = function
+                ctx.ruled_out = guarded.ruled_out(function)
                 ctx.kinds = ctx.file_kinds.env(function)
                 first = len(ctx.findings)
                 self._suite(function.node.body, ctx)
@@ -263,11 +269,11 @@ class Checker:
                 self._expression(small, ctx)
             return
         for statement in suite.body:
-            if not self._statement(statement, ctx):
-                break
+            if statement in ctx.ruled_out:
+                break  # after a branch that always exits while compiling
+            self._statement(statement, ctx)
 
-    def _statement(self, statement: cst.CSTNode, ctx: LintContext) -> bool:
-        """Check one statement; False when Dynamo never traces the statements after it."""
+    def _statement(self, statement: cst.CSTNode, ctx: LintContext) -> None:
         ctx.statement = statement
         self._notify(statement, ctx)
         if isinstance(statement, cst.SimpleStatementLine):
@@ -275,11 +281,12 @@ class Checker:
                 self._expression(small, ctx)
             if ctx.kinds is not None:
                 ctx.kinds.after_statement(statement)
-            return True
+            return
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            return True  # nested functions are checked on their own, when compiled
+            return  # nested functions are checked on their own, when compiled
         if isinstance(statement, cst.If):
-            return self._if(statement, ctx)
+            self._if(statement, ctx)
+            return
         if isinstance(statement, cst.While):
             self._expression(statement.test, ctx)
         elif isinstance(statement, cst.For):
@@ -294,9 +301,8 @@ class Checker:
             self._expression(statement.subject, ctx)
             for case in statement.cases:
                 self._suite(case.body, ctx)
-            return True
+            return
         self._nested_blocks(statement, ctx)
-        return True
 
     def _nested_blocks(self, statement: cst.CSTNode, ctx: LintContext) -> None:
         body = getattr(statement, "body", None)
@@ -319,31 +325,25 @@ class Checker:
             if block is not None:
                 self._suite(block.body, ctx)
 
-    def _if(self, statement: cst.If, ctx: LintContext) -> bool:
+    def _if(self, statement: cst.If, ctx: LintContext) -> None:
         self._expression(statement.test, ctx)
-        verdict = self.guards.when_compiling(statement.test, ctx.scope)
+        ruled_out = ctx.ruled_out
         # Each branch starts from the kinds before the `if`; after it they are joined.
         branches = ctx.kinds.branches() if ctx.kinds is not None else Branches(None)
-        if verdict is not False:
+        if statement.body not in ruled_out:
             self._suite(statement.body, ctx)
             branches.branch_done(always_exits(statement.body))
         orelse = statement.orelse
-        if orelse is not None and verdict is not True:
+        if orelse is not None and orelse not in ruled_out:
             if isinstance(orelse, cst.If):
-                if not self._statement(orelse, ctx):
-                    return False
+                self._statement(orelse, ctx)
                 branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
             else:
                 self._suite(orelse.body, ctx)
                 branches.branch_done(always_exits(orelse.body))
-        elif orelse is None and verdict is not True:
+        elif orelse is None and ruled_out.verdict(statement) is not True:
             branches.falls_through()
         branches.close()
-        if verdict is True and always_exits(statement.body):
-            return False
-        if verdict is False and isinstance(orelse, cst.Else) and always_exits(orelse.body):
-            return False
-        return True
 
     # Expressions ----------------------------------------------------------------
 
@@ -355,6 +355,7 @@ class Checker:
         dispatch = self.dispatch
 
         recording = ctx.passed is not None
+        ruled_out = ctx.ruled_out
 
         def visit(node: cst.CSTNode) -> bool | None:
             if isinstance(node, cst.Lambda) and id(node) in ctx.summary.lambdas:
@@ -365,15 +366,13 @@ class Checker:
                     handler(node, ctx)
             if recording and isinstance(node, cst.Call):
                 ctx.record_passed(node)
-            if isinstance(node, cst.BooleanOperation) and ctx.short_circuits(node):
+            if isinstance(node, cst.BooleanOperation) and node.right in ruled_out:
                 self._expression(node.left, ctx)
                 return True
-            if isinstance(node, cst.IfExp):
-                verdict = self.guards.when_compiling(node.test, ctx.scope)
-                if verdict is not None:
-                    self._expression(node.test, ctx)
-                    self._expression(node.body if verdict else node.orelse, ctx)
-                    return True
+            if isinstance(node, cst.IfExp) and (node.body in ruled_out or node.orelse in ruled_out):
+                self._expression(node.test, ctx)
+                self._expression(node.orelse if node.body in ruled_out else node.body, ctx)
+                return True
             return None
 
         walk(root, visit)

@@ -90,13 +90,18 @@ def _in_package(path: Path) -> PurePath:
 
 
 @lru_cache(maxsize=64)
+def _guards(guard_functions: tuple[str, ...]) -> GuardEvaluator:
+    return GuardEvaluator(guard_functions)
+
+
+@lru_cache(maxsize=64)
 def _checker(
     codes: frozenset[str], guard_functions: tuple[str, ...], torch_version: tuple[int, int] | None
 ) -> Checker:
     rules = [
         rule for rule in all_rules() if rule.code in codes and rule.compiled_only and rule.applies_to(torch_version)
     ]
-    return Checker(rules, GuardEvaluator(guard_functions))
+    return Checker(rules, _guards(guard_functions))
 
 
 def _may_hold_compiled_code(text: str, settings: Settings) -> bool:
@@ -230,7 +235,8 @@ def _lint(
                 diagnostics.append(syntax_error)
         if parsed is not None:
             summary = summarize(parsed.module, name)
-            graph = FileGraph(summary, settings.entry_points, project.module_classes if project is not None else {})
+            module_classes = project.module_classes if project is not None else {}
+            graph = FileGraph(summary, settings.entry_points, module_classes, _guards(settings.guard_functions))
             regions = compiled_regions(summary, settings.entry_points, project, graph=graph)
             # The project's `torch._dynamo.config` assignments count here; the outline keeps
             # the file's own.
@@ -238,7 +244,9 @@ def _lint(
             profile = compile_profile(settings, dynamo_config)
             checker = _checker(enabled, settings.guard_functions, profile.torch_version)
             passed: dict | None = {} if want_outline else None
-            findings = checker.run(summary, regions, profile, project_facts=project, passed=passed)
+            findings = checker.run(
+                summary, regions, profile, project_facts=project, passed=passed, guarded=graph.guarded
+            )
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
             diagnostics = _diagnostics(findings, parsed, path)
@@ -266,7 +274,7 @@ def describe_regions(
     except cst.ParserSyntaxError as error:
         raise UnparsableFile(_syntax_error(text, path, error)) from None
     summary = summarize(parsed.module, module_name(path, settings))
-    regions = compiled_regions(summary, settings.entry_points, project)
+    regions = compiled_regions(summary, settings.entry_points, project, guards=_guards(settings.guard_functions))
     shown = list(regions.compiled) + [f for f in summary.functions if f in regions.disabled and f not in regions.compiled]
     spans = locate(parsed, [function.name_node for function in shown])
     rows = []

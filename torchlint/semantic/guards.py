@@ -4,13 +4,24 @@ A test is evaluated as Dynamo sees it while compiling: the guard calls are True,
 `and` and `or` combine as usual, anything else is unknown. The branch such a test rules
 out is never traced, and neither is the rest of a block after a branch that always
 returns while compiling (`if is_compiling(): return x`).
+
+`GuardedFile` works out once per function what that leaves out; the checker skips it, and
+the compiled-region graph follows no call made there, so the two never disagree.
 """
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
+from torchlint.cst_walk import walk
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
+
+if TYPE_CHECKING:
+    from torchlint.semantic.summary import FileSummary, FunctionInfo
 
 GUARD_FUNCTIONS = frozenset(
     {
@@ -35,9 +46,13 @@ class GuardEvaluator:
     def __init__(self, extra_guards: tuple[str, ...] = ()) -> None:
         self.qualified = GUARD_FUNCTIONS | {g for g in extra_guards if "." in g}
         self.bare = GUARD_NAMES | {g for g in extra_guards if "." not in g}
+        # What a guard's name ends in: `x.view()` is told apart without resolving `x`.
+        self.last_parts = self.bare | {g.rpartition(".")[2] for g in self.qualified}
 
     def is_guard_call(self, node: cst.BaseExpression, scope: Scope) -> bool:
         if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value not in self.last_parts:
             return False
         name = qualified_name(node.func, scope)
         if name is None:
@@ -69,6 +84,10 @@ class GuardEvaluator:
             return False if left is False and right is False else None
         return None
 
+    def short_circuits(self, node: cst.BooleanOperation, scope: Scope) -> bool:
+        """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
+        return self.when_compiling(node.left, scope) is isinstance(node.operator, cst.Or)
+
 
 def always_exits(body: cst.BaseSuite) -> bool:
     """Whether a block ends in `return` or `raise` on every path through its last statement."""
@@ -87,3 +106,179 @@ def always_exits(body: cst.BaseSuite) -> bool:
             return always_exits(last.body) and always_exits(cst.IndentedBlock(body=[orelse]))
         return always_exits(last.body) and other is not None and always_exits(other)
     return False
+
+
+@dataclass(frozen=True)
+class RuledOut:
+    """What of one function Dynamo never traces while compiling."""
+
+    # ids of the outermost parts left out: an `if`'s block or its `else`/`elif`, the
+    # statements of a block after a branch that always exits, the operand that `and`, `or`
+    # or `x if c else y` never evaluates.
+    parts: frozenset[int] = frozenset()
+    # ids of the calls, defs and lambdas inside those parts
+    inside: frozenset[int] = frozenset()
+    # id of an `if` -> its test's value while compiling, where the guards decide it
+    verdicts: Mapping[int, bool] = field(default_factory=dict)
+
+    def __contains__(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.parts
+
+    def verdict(self, statement: cst.If) -> bool | None:
+        return self.verdicts.get(id(statement))
+
+
+NOTHING_RULED_OUT = RuledOut()
+
+
+class GuardedFile:
+    """What the guards rule out in each function of one file, worked out on first use."""
+
+    def __init__(self, summary: FileSummary, guards: GuardEvaluator) -> None:
+        self.summary = summary
+        self.guards = guards
+        self._found: dict[FunctionInfo, RuledOut] = {}
+        self._has_guards: bool | None = None
+
+    def ruled_out(self, function: FunctionInfo) -> RuledOut:
+        if self._has_guards is None:
+            # Most files call no guard at all: they are spared a walk of each function.
+            self._has_guards = any(self.guards.is_guard_call(call, scope) for call, scope, _ in self.summary.calls)
+        if not self._has_guards:
+            return NOTHING_RULED_OUT
+        found = self._found.get(function)
+        if found is None:
+            walker = _Walker(self.guards, function.scope, self.summary.lambdas)
+            walker.suite(function.node.body)
+            found = self._found[function] = walker.result()
+        return found
+
+
+class _Walker:
+    """Goes through a function body as the checker does, keeping what the guards leave out."""
+
+    def __init__(self, guards: GuardEvaluator, scope: Scope, own_lambdas: Container[int]) -> None:
+        self.guards = guards
+        self.scope = scope
+        # Lambdas that are functions of their own: their code is ruled out in their own walk.
+        self.own_lambdas = own_lambdas
+        self.parts: list[cst.CSTNode] = []
+        self.verdicts: dict[int, bool] = {}
+
+    def result(self) -> RuledOut:
+        if not self.parts and not self.verdicts:
+            return NOTHING_RULED_OUT
+        return RuledOut(frozenset(map(id, self.parts)), _inside(self.parts), self.verdicts)
+
+    def suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.expression(small)
+            return
+        for position, statement in enumerate(suite.body):
+            if not self.statement(statement):
+                self.parts.extend(suite.body[position + 1 :])
+                return
+
+    def statement(self, statement: cst.CSTNode) -> bool:
+        """False when Dynamo never traces the statements after this one."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.expression(small)
+            return True
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return True  # a function of its own
+        if isinstance(statement, cst.If):
+            return self.if_(statement)
+        for header in _headers(statement):
+            self.expression(header)
+        for block in _blocks(statement):
+            self.suite(block)
+        return True
+
+    def if_(self, statement: cst.If) -> bool:
+        self.expression(statement.test)
+        verdict = self.guards.when_compiling(statement.test, self.scope)
+        if verdict is not None:
+            self.verdicts[id(statement)] = verdict
+        body, orelse = statement.body, statement.orelse
+        if verdict is False:
+            self.parts.append(body)
+        else:
+            self.suite(body)
+        if orelse is not None:
+            if verdict is True:
+                self.parts.append(orelse)
+            elif isinstance(orelse, cst.If):
+                # What follows is cut off only if the branch before the `elif` cannot reach it either.
+                if not self.if_(orelse) and (verdict is False or always_exits(body)):
+                    return False
+            else:
+                self.suite(orelse.body)
+        if verdict is True and always_exits(body):
+            return False
+        if verdict is False and isinstance(orelse, cst.Else) and always_exits(orelse.body):
+            return False
+        return True
+
+    def expression(self, root: cst.CSTNode) -> None:
+        def visit(node: cst.CSTNode) -> bool | None:
+            if isinstance(node, cst.Lambda) and id(node) in self.own_lambdas:
+                return True
+            if isinstance(node, cst.BooleanOperation) and self.guards.short_circuits(node, self.scope):
+                self.parts.append(node.right)
+                self.expression(node.left)
+                return True
+            if isinstance(node, cst.IfExp):
+                verdict = self.guards.when_compiling(node.test, self.scope)
+                if verdict is not None:
+                    self.parts.append(node.orelse if verdict else node.body)
+                    self.expression(node.test)
+                    self.expression(node.body if verdict else node.orelse)
+                    return True
+            return None
+
+        walk(root, visit)
+
+
+def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """The expressions a compound statement evaluates outside its blocks, as the checker reads them."""
+    if isinstance(statement, cst.While):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.target, statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    if isinstance(statement, cst.Match):
+        return [statement.subject]
+    return [handler.type for handler in getattr(statement, "handlers", ()) if handler.type is not None]
+
+
+def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """A compound statement's blocks, each walked on its own (an `if` is not one of these)."""
+    if isinstance(statement, cst.Match):
+        return [case.body for case in statement.cases]
+    body = getattr(statement, "body", None)
+    found = [body] if isinstance(body, cst.BaseSuite) else []
+    found += [handler.body for handler in getattr(statement, "handlers", ())]
+    for name in ("orelse", "finalbody"):
+        block = getattr(statement, name, None)
+        if block is not None:
+            found.append(block.body)
+    return found
+
+
+def _inside(parts: list[cst.CSTNode]) -> frozenset[int]:
+    found: set[int] = set()
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if isinstance(node, (cst.Call, cst.Lambda)):
+            found.add(id(node))
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            found.add(id(node))
+            return True  # what a def holds belongs to it
+        return None
+
+    for part in parts:
+        walk(part, visit)
+    return frozenset(found)

@@ -7,7 +7,9 @@ to a function (`forward = _impl`, `forward = lambda self, x: ...`) is a method o
 From them, reachability follows the calls that resolve statically: functions of the same
 module, ``self.method()``, ``super().method()``, submodules assigned in ``__init__``, and
 functions handed to another call (``checkpoint(fn, x)``). Functions under
-``torch.compiler.disable`` are never traced.
+``torch.compiler.disable`` are never traced, and a call made where an ``is_compiling()``
+guard rules the code out while compiling (``if not is_compiling(): report(x)``) is not
+followed.
 
 An object handed to a constructor and kept (`self.scheduler = scheduler` in `__init__`)
 is followed too: `self.scheduler.step(...)` runs the `step` of every class a construction
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import libcst as cst
 
+from torchlint.semantic.guards import GuardedFile, GuardEvaluator
 from torchlint.semantic.scopes import Scope, assigned_value, dotted_name, lookup_scope, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -649,11 +652,18 @@ class FileGraph:
     """One file's entry points and calls, resolved as far as the file alone allows."""
 
     def __init__(
-        self, summary: FileSummary, entry_points: tuple[str, ...] = (), module_classes: Mapping[str, str] = {}
+        self,
+        summary: FileSummary,
+        entry_points: tuple[str, ...] = (),
+        module_classes: Mapping[str, str] = {},
+        guards: GuardEvaluator | None = None,
     ) -> None:
+        """``guards``: the `is_compiling()`-style checks whose ruled-out branches add no
+        edges (the built-in ones when not given)."""
         self.summary = summary
         self.entry_points = entry_points
         self.index = _Index(summary, module_classes)
+        self.guarded = GuardedFile(summary, guards if guards is not None else GuardEvaluator())
         self.disabled: set[FunctionInfo] = set()
         # `disable(recursive=False)`: the function runs eagerly, what it calls is compiled.
         self.passes_through: set[FunctionInfo] = set()
@@ -752,13 +762,16 @@ class FileGraph:
         return index.module_reason(info) is not None or index.has_foreign_base(info)
 
     def edges(self, function: FunctionInfo) -> list[tuple[FunctionInfo | Ref, str]]:
-        """What ``function`` may run, each with how: CALLED, PASSED or NESTED."""
+        """What ``function`` may run while compiling, each with how: CALLED, PASSED or NESTED."""
         found = self._edges.get(function)
         if found is not None:
             return found
         found = []
         callees = self.index.callees
+        ruled_out = self.guarded.ruled_out(function).inside
         for call in function.calls:
+            if id(call) in ruled_out:
+                continue
             found.extend((target, through(CALLED, note)) for target, note in callees(call.func, function))
             func = call.func
             dunder = _DUNDER_BUILTINS.get(func.value) if isinstance(func, cst.Name) else None
@@ -772,7 +785,8 @@ class FileGraph:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
                     found.extend((target, through(PASSED, note)) for target, note in callees(arg.value, function))
         for nested in self.nested_in.get(function, ()):
-            found.append((nested, NESTED))
+            if id(nested.lambda_node or nested.node) not in ruled_out:
+                found.append((nested, NESTED))
         self._edges[function] = found
         return found
 
@@ -856,14 +870,16 @@ def compiled_regions(
     project: ProjectFacts | None = None,
     *,
     graph: FileGraph | None = None,
+    guards: GuardEvaluator | None = None,
 ) -> Regions:
     """The compiled functions of one file; ``project`` adds what other files make compiled.
 
-    ``graph`` lets a caller that also needs the file's outline build the graph once.
+    ``graph`` lets a caller that also needs the file's outline build the graph once;
+    ``guards`` is what a graph built here reads guards with (the built-in ones by default).
     """
     resolved = project is not None and project.fullgraph is not None
     if graph is None:
-        graph = FileGraph(summary, entry_points, project.module_classes if project is not None else {})
+        graph = FileGraph(summary, entry_points, project.module_classes if project is not None else {}, guards)
     entries = [entry for entry in graph.entries() if isinstance(entry.target, FunctionInfo)]
     seeds: list[tuple[FunctionInfo, str]] = [(entry.target, entry.reason) for entry in entries]
     if project is not None and project.compiled_elsewhere:
