@@ -357,19 +357,22 @@ class Checker:
         recording = ctx.passed is not None
         ruled_out = ctx.ruled_out
 
+        # libcst's node classes are final: comparing types is exact, and far cheaper than
+        # `isinstance` against their ABC-based classes, on every node of compiled code.
         def visit(node: cst.CSTNode) -> bool | None:
-            if isinstance(node, cst.Lambda) and id(node) in ctx.summary.lambdas:
+            kind = type(node)
+            if kind is cst.Lambda and id(node) in ctx.summary.lambdas:
                 return True  # a function of its own: checked on its own, when compiled
-            handlers = dispatch.get(type(node))
+            handlers = dispatch.get(kind)
             if handlers:
                 for handler in handlers:
                     handler(node, ctx)
-            if recording and isinstance(node, cst.Call):
+            if recording and kind is cst.Call:
                 ctx.record_passed(node)
-            if isinstance(node, cst.BooleanOperation) and node.right in ruled_out:
+            if kind is cst.BooleanOperation and node.right in ruled_out:
                 self._expression(node.left, ctx)
                 return True
-            if isinstance(node, cst.IfExp) and (node.body in ruled_out or node.orelse in ruled_out):
+            if kind is cst.IfExp and (node.body in ruled_out or node.orelse in ruled_out):
                 self._expression(node.test, ctx)
                 self._expression(node.orelse if node.body in ruled_out else node.body, ctx)
                 return True

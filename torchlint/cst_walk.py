@@ -65,15 +65,28 @@ def _fields_of(cls: type) -> tuple[str, ...]:
     return names
 
 
+# type -> whether it is a libcst node. libcst's classes are ABCs, and an `isinstance`
+# against an ABC costs several times a dict lookup: this runs for every field of every node.
+_node_types: dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    kind = type(value)
+    found = _node_types.get(kind)
+    if found is None:
+        found = _node_types[kind] = issubclass(kind, cst.CSTNode)
+    return found
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The direct children of ``node`` that can hold code, in source order."""
     for name in _fields_of(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if is_node(value):
             yield value
         elif type(value) in (list, tuple):
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_node(item):
                     yield item
 
 
@@ -87,7 +100,7 @@ def walk(
     """
     stack = [root]
     pop, extend = stack.pop, stack.extend
-    node_type = cst.CSTNode
+    node_types = _node_types
     while stack:
         node = pop()
         if visit(node):
@@ -95,10 +108,20 @@ def walk(
         pending = []
         for name in _fields_of(type(node)):
             value = getattr(node, name)
-            if isinstance(value, node_type):
-                pending.append(value)
-            elif type(value) in (list, tuple):
-                pending.extend(item for item in value if isinstance(item, node_type))
+            kind = type(value)
+            if kind is list or kind is tuple:
+                for item in value:
+                    known = node_types.get(type(item))
+                    if known is None:
+                        known = is_node(item)
+                    if known:
+                        pending.append(item)
+            else:
+                known = node_types.get(kind)
+                if known is None:
+                    known = is_node(value)
+                if known:
+                    pending.append(value)
         pending.reverse()
         extend(pending)
 

@@ -85,10 +85,11 @@ def qualified_name(node: cst.BaseExpression, scope: Scope, _depth: int = 0) -> s
     """
     if _depth > 8:  # alias chains such as `a = b; b = a`
         return None
-    if isinstance(node, cst.Attribute):
+    kind = type(node)  # exact (libcst's classes are final) and cheaper than an ABC isinstance
+    if kind is cst.Attribute:
         base = qualified_name(node.value, scope, _depth + 1)
         return f"{base}.{node.attr.value}" if base is not None else None
-    if not isinstance(node, cst.Name):
+    if kind is not cst.Name:
         return None
     name = node.value
     owner = lookup_scope(scope, name)

@@ -162,6 +162,15 @@ def _import_module_name(node: cst.ImportFrom) -> str:
     return dots + (dotted_name(node.module) or "")
 
 
+# The node types the summary reads; every other node is only walked through. libcst's node
+# classes are final, so a type lookup is exact, and much cheaper than a chain of
+# `isinstance` checks against its ABC-based classes.
+_SUMMARIZED = frozenset({
+    cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Call, cst.Assign, cst.AnnAssign, cst.AugAssign,
+    cst.For, cst.CompFor, cst.AsName, cst.NamedExpr, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal,
+})
+
+
 class _Summarizer:
     def __init__(self, summary: FileSummary) -> None:
         self.summary = summary
@@ -184,6 +193,8 @@ class _Summarizer:
         summary = self.summary
 
         def visit(node: cst.CSTNode) -> bool | None:
+            if type(node) not in _SUMMARIZED:
+                return None
             if isinstance(node, cst.FunctionDef):
                 self._function(node, scope, function, owner_class, prefix)
                 return True
