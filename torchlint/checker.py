@@ -35,13 +35,16 @@ class LintContext:
         self,
         summary: FileSummary,
         regions: Regions,
-        guards: GuardEvaluator,
+        guarded: GuardedFile,
         profile: CompileProfile,
         project_facts: ProjectFacts | None = None,
     ) -> None:
+        """``guarded``: what the file's guards rule out, which the walk skips and the kinds
+        leave out."""
         self.summary = summary
         self.regions = regions
-        self.guards = guards
+        self.guarded = guarded
+        self.guards = guarded.guards
         self.profile = profile
         self.project_facts = project_facts
         self.function: FunctionInfo | None = None
@@ -58,6 +61,7 @@ class LintContext:
             scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
             shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
             elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._held_method),
+            guarded=guarded,
         )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
@@ -236,9 +240,9 @@ class Checker:
         """``passed``, when given, receives the tensors each compiled call passes (by the
         call's id), for the project index. ``guarded`` lends what the region graph already
         worked out about the file's guards (it must read them with this checker's)."""
-        ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
         if guarded is None or guarded.guards is not self.guards:
             guarded = GuardedFile(summary, self.guards)
+        ctx = LintContext(summary, regions, guarded, profile or CompileProfile(), project_facts)
         ctx.passed = passed
         # With no rule enabled the walk still records what the file passes to other files:
         # their findings depend on it.

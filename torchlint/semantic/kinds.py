@@ -16,7 +16,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from torchlint.cst_walk import nested_blocks, walk
-from torchlint.semantic.guards import always_exits
+from torchlint.semantic.guards import GuardedFile, GuardEvaluator, RuledOut, always_exits
 from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -416,10 +416,14 @@ class FileKinds:
         scalars_captured: Callable[[FunctionInfo], bool] = lambda function: False,
         shapes_captured: Callable[[FunctionInfo], bool] = lambda function: False,
         elsewhere: Elsewhere = Elsewhere(),
+        guarded: GuardedFile | None = None,
     ) -> None:
         """``scalars_captured``/``shapes_captured``: whether Dynamo captures `.item()` / data-dependent
-        output shapes in a function (the compile profile, or `fullgraph=True`)."""
+        output shapes in a function (the compile profile, or `fullgraph=True`). ``guarded``: what
+        the file's guards rule out while compiling, shared with the checker and the region graph
+        (the built-in guards' answer when not given)."""
         self.summary = summary
+        self.guarded = guarded if guarded is not None else GuardedFile(summary, GuardEvaluator())
         self.scalars_captured = scalars_captured
         self.shapes_captured = shapes_captured
         self.elsewhere = elsewhere
@@ -440,6 +444,9 @@ class FileKinds:
 
     def env(self, function: FunctionInfo, depth: int = 0) -> KindEnv:
         return KindEnv(self, function, depth)
+
+    def ruled_out(self, function: FunctionInfo) -> RuledOut:
+        return self.guarded.ruled_out(function)
 
     def return_kind(self, function: FunctionInfo, depth: int) -> Kind:
         return self._returned(function, depth).kind
@@ -504,11 +511,15 @@ class FileKinds:
         return kinds
 
     def call_sites(self) -> dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]]:
-        """Calls of the file's own functions: `helper(x)` and `self.method(x)`."""
+        """Calls of the file's own functions: `helper(x)` and `self.method(x)`. A call the
+        guards rule out is never made while compiling, so it passes nothing."""
         if self._call_sites is None:
             self._call_sites = {}
             for caller in self.summary.functions:
+                ruled_out = self.ruled_out(caller).inside
                 for call in caller.calls:
+                    if id(call) in ruled_out:
+                        continue
                     callee = self.callee(call, caller)
                     if callee is not None and not any(arg.star for arg in call.args):
                         self._call_sites.setdefault(callee, []).append((caller, call))
@@ -643,6 +654,8 @@ class KindEnv:
         self.zero_dim: set[str] = _JournaledSet(self.journal)
         self.scalars_captured = file_kinds.scalars_captured(function)
         self.shapes_captured = file_kinds.shapes_captured(function)
+        # What Dynamo never traces here: `run` skips it, and no value comes from it.
+        self.ruled_out = file_kinds.ruled_out(function)
         self._bind_parameters()
 
     # -- parameters ---------------------------------------------------------------
@@ -855,13 +868,16 @@ class KindEnv:
         return _Returns(_join(kinds), elements)
 
     def run(self, visit: Callable[[cst.CSTNode], object]) -> None:
-        """Run through the body, calling ``visit`` on each simple statement line and each
-        compound statement's header expressions before what they bind is recorded."""
+        """Run through the body as Dynamo traces it, calling ``visit`` on each simple statement
+        line and each compound statement's header expressions before what they bind is
+        recorded. What the guards rule out is skipped, as the checker skips it."""
         self._run_suite(self.function.node.body, visit)
 
     def _run_suite(self, suite: cst.BaseSuite, visit: Callable[[cst.CSTNode], object]) -> None:
         body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
         for statement in body:
+            if statement in self.ruled_out:
+                break  # after a branch that always exits while compiling
             if isinstance(statement, cst.SimpleStatementLine):
                 visit(statement)
                 self.after_statement(statement)
@@ -880,16 +896,18 @@ class KindEnv:
     def _run_if(self, statement: cst.If, visit: Callable[[cst.CSTNode], object]) -> None:
         visit(statement.test)
         branches = self.branches()
-        self._run_suite(statement.body, visit)
-        branches.branch_done(always_exits(statement.body))
+        if statement.body not in self.ruled_out:
+            self._run_suite(statement.body, visit)
+            branches.branch_done(always_exits(statement.body))
         orelse = statement.orelse
-        if isinstance(orelse, cst.If):
-            self._run_if(orelse, visit)
-            branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
-        elif orelse is not None:
-            self._run_suite(orelse.body, visit)
-            branches.branch_done(always_exits(orelse.body))
-        else:
+        if orelse is not None and orelse not in self.ruled_out:
+            if isinstance(orelse, cst.If):
+                self._run_if(orelse, visit)
+                branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
+            else:
+                self._run_suite(orelse.body, visit)
+                branches.branch_done(always_exits(orelse.body))
+        elif orelse is None and self.ruled_out.verdict(statement) is not True:
             branches.falls_through()
         branches.close()
 
@@ -1024,6 +1042,8 @@ class KindEnv:
         return kind
 
     def _kind_BooleanOperation(self, node: cst.BooleanOperation) -> Kind:
+        if node.right in self.ruled_out:
+            return self.kind_of(node.left)  # a guard short-circuits: the right side never runs
         kinds = [self.kind_of(node.left), self.kind_of(node.right)]
         if TENSOR in kinds:
             return TENSOR
@@ -1049,6 +1069,11 @@ class KindEnv:
         return PYTHON if UNKNOWN not in kinds else UNKNOWN
 
     def _kind_IfExp(self, node: cst.IfExp) -> Kind:
+        # Where a guard decides the test, only the side Dynamo evaluates counts.
+        if node.body in self.ruled_out:
+            return self.kind_of(node.orelse)
+        if node.orelse in self.ruled_out:
+            return self.kind_of(node.body)
         return _join([self.kind_of(node.body), self.kind_of(node.orelse)])
 
     def _kind_Call(self, node: cst.Call) -> Kind:

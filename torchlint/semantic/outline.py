@@ -168,7 +168,7 @@ def outline_of(
 
     classes = {}
     index = graph.index
-    file_kinds = FileKinds(summary)
+    file_kinds = FileKinds(summary, guarded=graph.guarded)
     for qualname, info in summary.classes.items():
         bases = []
         for base in info.bases:
