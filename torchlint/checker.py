@@ -12,7 +12,9 @@ from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
 from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut, always_exits
-from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
+from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
+from torchlint.semantic.kind_flow import Branches, KindEnv
+from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
@@ -85,7 +87,7 @@ class LintContext:
                     found = facts.held_tensors.get((owner.qualname, attribute), found)
                 for cls, _ in self.call_index.held_classes(owner, attribute):
                     if isinstance(cls, ClassInfo):
-                        found = found | self.file_kinds.tensor_members(cls)
+                        found = found | self.file_kinds.members.tensor_members(cls)
             self._held[key] = found
         return self._held[key]
 
