@@ -3,6 +3,8 @@ circuits, backends that look like tensors, masks, and attributes set outside `__
 
 from __future__ import annotations
 
+import pytest
+
 from helpers import codes, findings
 
 
@@ -316,3 +318,71 @@ class Net(nn.Module):
 compiled = torch.compile(Net(), fullgraph=True)
 """
     assert findings(source) == [("TL201", 13)]
+
+
+_HELPER_CALLED_TWICE = """
+import torch
+
+def helper(v):
+    if v:
+        return v + 1
+    return 0
+
+def trace(x: torch.Tensor):
+{tensor_call}
+    return helper(3)
+
+compiled = torch.compile(trace)
+"""
+
+
+def test_a_call_a_guard_rules_out_passes_no_kind_to_the_parameters():
+    guarded = "    if not torch.compiler.is_compiling():\n        helper(x.sum())"
+    # Only `helper(3)` runs while compiling: `v` is a Python int there.
+    assert findings(_HELPER_CALLED_TWICE.format(tensor_call=guarded)) == []
+    unguarded = "    helper(x.sum())"
+    assert findings(_HELPER_CALLED_TWICE.format(tensor_call=unguarded)) == [("TL201", 5)]
+
+
+def test_a_configured_guard_rules_out_calls_for_the_kinds_too():
+    source = "from mylib import tracing" + _HELPER_CALLED_TWICE.format(
+        tensor_call="    if not tracing():\n        helper(x.sum())"
+    )
+    assert findings(source) == [("TL201", 5)]
+    assert findings(source, guard_functions=("mylib.tracing",)) == []
+
+
+_COUNT_THEN_BRANCH = """
+import torch
+
+def count(x: torch.Tensor):
+{body}
+
+@torch.compile
+def f(x: torch.Tensor):
+    n = count(x)
+    if n:
+        return x
+    return -x
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    if not torch.compiler.is_compiling():\n        return x.sum()\n    return 1",
+        "    if torch.compiler.is_compiling():\n        return 1\n    return x.sum()",
+        "    if torch.compiler.is_compiling():\n        n = 1\n    else:\n        n = x.sum()\n    return n",
+        "    return x.sum() if not torch.compiler.is_compiling() else 1",
+        "    return torch.compiler.is_compiling() or x.sum()",
+    ],
+    ids=["ruled-out-branch", "after-an-exiting-branch", "ruled-out-else", "conditional-expression", "short-circuit"],
+)
+def test_a_tensor_returned_only_where_a_guard_rules_out_is_no_tensor_return(body: str):
+    assert findings(_COUNT_THEN_BRANCH.format(body=body)) == []
+
+
+def test_a_tensor_returned_beside_a_guarded_number_is_still_a_tensor_return():
+    body = "    if torch.compiler.is_compiling():\n        return x.sum()\n    return 1"
+    source = _COUNT_THEN_BRANCH.format(body=body)
+    assert findings(source) == [("TL201", 12)]

@@ -12,7 +12,9 @@ from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
 from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut, always_exits
-from torchlint.semantic.kinds import Branches, Elsewhere, FileKinds, Kind, KindEnv, is_data_dependent
+from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
+from torchlint.semantic.kind_flow import Branches, KindEnv
+from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
@@ -35,13 +37,16 @@ class LintContext:
         self,
         summary: FileSummary,
         regions: Regions,
-        guards: GuardEvaluator,
+        guarded: GuardedFile,
         profile: CompileProfile,
         project_facts: ProjectFacts | None = None,
     ) -> None:
+        """``guarded``: what the file's guards rule out, which the walk skips and the kinds
+        leave out."""
         self.summary = summary
         self.regions = regions
-        self.guards = guards
+        self.guarded = guarded
+        self.guards = guarded.guards
         self.profile = profile
         self.project_facts = project_facts
         self.function: FunctionInfo | None = None
@@ -58,6 +63,7 @@ class LintContext:
             scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
             shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
             elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._held_method),
+            guarded=guarded,
         )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
@@ -81,7 +87,7 @@ class LintContext:
                     found = facts.held_tensors.get((owner.qualname, attribute), found)
                 for cls, _ in self.call_index.held_classes(owner, attribute):
                     if isinstance(cls, ClassInfo):
-                        found = found | self.file_kinds.tensor_members(cls)
+                        found = found | self.file_kinds.members.tensor_members(cls)
             self._held[key] = found
         return self._held[key]
 
@@ -236,9 +242,9 @@ class Checker:
         """``passed``, when given, receives the tensors each compiled call passes (by the
         call's id), for the project index. ``guarded`` lends what the region graph already
         worked out about the file's guards (it must read them with this checker's)."""
-        ctx = LintContext(summary, regions, self.guards, profile or CompileProfile(), project_facts)
         if guarded is None or guarded.guards is not self.guards:
             guarded = GuardedFile(summary, self.guards)
+        ctx = LintContext(summary, regions, guarded, profile or CompileProfile(), project_facts)
         ctx.passed = passed
         # With no rule enabled the walk still records what the file passes to other files:
         # their findings depend on it.

@@ -17,7 +17,7 @@ import libcst as cst
 
 from torchlint.cst_walk import nested_blocks
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 _MAX_DEPTH = 6
 _SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"})

@@ -15,7 +15,8 @@ import libcst as cst
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.semantic.guards import GuardEvaluator
-from torchlint.semantic.kinds import Kind, KindEnv
+from torchlint.semantic.kind_flow import KindEnv
+from torchlint.semantic.kind_vocabulary import Kind
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions
 from torchlint.semantic.scopes import Scope

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 _SYMBOLS = {
     cst.Equal: "==",

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._tensor_methods import positional, tensor_method, torch_function
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 # Functions and methods whose positional arguments are sizes, which Python must know.
 _SIZE_FUNCTIONS = frozenset({"arange", "zeros", "ones", "empty", "rand", "randn", "randint", "full"})

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 
 class BooleanMaskIndex(Rule):

@@ -6,7 +6,7 @@ from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.tl102_logging import LOG_METHODS, is_logger
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 _TO_STRING = {"builtins.str": "str", "builtins.repr": "repr"}
 _EMPTY = cst.Module(body=[])

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _REMEDY = "key a dict by the tensor itself, or compute the value outside the compiled function"

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 
 # method -> (what goes wrong, the rewrite)
 _METHODS = {

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from torchlint.semantic.kinds import TENSOR, FileKinds, Kind, annotation_kind
+from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
+from torchlint.semantic.member_kinds import MemberKinds
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
@@ -168,7 +169,7 @@ def outline_of(
 
     classes = {}
     index = graph.index
-    file_kinds = FileKinds(summary)
+    members = MemberKinds()
     for qualname, info in summary.classes.items():
         bases = []
         for base in info.bases:
@@ -183,7 +184,7 @@ def outline_of(
             index.module_reason(info),
             tuple(param.name.value for param in init.positional) if init is not None else (),
             tuple(info.held.items()),
-            file_kinds.tensor_members(info),
+            members.tensor_members(info),
             frozenset(name for name, method in info.methods.items() if is_factory(method, info)),
         )
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from torchlint.semantic.dynamo_config import merge
-from torchlint.semantic.kinds import Kind
+from torchlint.semantic.kind_vocabulary import Kind
 from torchlint.semantic.outline import ClassName, FileOutline, OutlineEntry, Target
 from torchlint.semantic.regions import (
     COMPILED,

@@ -1,0 +1,261 @@
+"""The kinds that cross function boundaries within a file: what a function returns, and
+what the file's calls pass to its parameters.
+
+Both are worked out on demand, followed a few calls deep, and remembered; a cycle cuts
+an answer short, and an answer a cut reached is not kept. Calls and returns a guard rules
+out while compiling count for nothing, as they do for the checker and the region graph.
+What other files tell comes in through ``Elsewhere``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.semantic.guards import GuardedFile, GuardEvaluator, RuledOut
+from torchlint.semantic.kind_flow import KindEnv
+from torchlint.semantic.kind_vocabulary import PYTHON, UNKNOWN, Kind, join_kinds
+from torchlint.semantic.member_kinds import MemberKinds
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+
+# How deep return kinds of project functions are followed.
+_MAX_CALL_DEPTH = 3
+
+
+class _Returns(NamedTuple):
+    kind: Kind
+    # per element, when every return is a tuple literal of one length
+    elements: tuple[Kind, ...] | None = None
+
+
+_UNKNOWN_RETURNS = _Returns(UNKNOWN)
+# A call's argument kinds: the positional ones in order, the keyword ones by name.
+_Arguments = tuple[list[Kind], dict[str, Kind]]
+
+
+class Elsewhere(NamedTuple):
+    """What code outside a function's own file tells its kinds."""
+
+    # function -> {parameter: kind} that calls in other files pass
+    parameters: Callable[[FunctionInfo], dict[str, Kind]] = lambda function: {}
+    # (class, attribute) -> the tensor members of the objects `self.<attribute>` keeps
+    held_tensors: Callable[[ClassInfo, str], frozenset[str]] = lambda owner, attribute: frozenset()
+    # (call, caller) -> the function of this file `self.<attribute>.<method>(...)` runs on
+    # an object `__init__` was given
+    held_method: Callable[[cst.Call, FunctionInfo], FunctionInfo | None] = lambda call, caller: None
+
+
+class FileKinds:
+    """Return and parameter kinds of the file's functions, worked out on demand and remembered."""
+
+    def __init__(
+        self,
+        summary: FileSummary,
+        scalars_captured: Callable[[FunctionInfo], bool] = lambda function: False,
+        shapes_captured: Callable[[FunctionInfo], bool] = lambda function: False,
+        elsewhere: Elsewhere = Elsewhere(),
+        guarded: GuardedFile | None = None,
+    ) -> None:
+        """``scalars_captured``/``shapes_captured``: whether Dynamo captures `.item()` / data-dependent
+        output shapes in a function (the compile profile, or `fullgraph=True`). ``guarded``: what
+        the file's guards rule out while compiling, shared with the checker and the region graph
+        (the built-in guards' answer when not given)."""
+        self.summary = summary
+        self.guarded = guarded if guarded is not None else GuardedFile(summary, GuardEvaluator())
+        self.scalars_captured = scalars_captured
+        self.shapes_captured = shapes_captured
+        self.elsewhere = elsewhere
+        self._returns: dict[FunctionInfo, _Returns] = {}
+        self._in_progress: set[FunctionInfo] = set()
+        self._module_functions = {
+            f.name: f for f in summary.functions if f.enclosing is summary.scope
+        }
+        # What `self.<attr>` holds in the file's classes.
+        self.members = MemberKinds()
+        self._call_sites: dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]] | None = None
+        # caller -> the ids of its calls that `call_sites` resolved
+        self._resolved_calls: dict[FunctionInfo, set[int]] = {}
+        self._arguments: dict[FunctionInfo, dict[int, _Arguments]] = {}
+        self._parameters: dict[FunctionInfo, dict[str, Kind]] = {}
+        self._binding: set[FunctionInfo] = set()
+        # How often a cycle cut an answer short: answers worked out meanwhile are not kept.
+        self._cuts = 0
+
+    def env(self, function: FunctionInfo, depth: int = 0) -> KindEnv:
+        return KindEnv(self, function, depth)
+
+    def ruled_out(self, function: FunctionInfo) -> RuledOut:
+        return self.guarded.ruled_out(function)
+
+    def return_kind(self, function: FunctionInfo, depth: int) -> Kind:
+        return self._returned(function, depth).kind
+
+    def return_elements(self, function: FunctionInfo, depth: int) -> tuple[Kind, ...] | None:
+        """The kind of each element when every return is a tuple of one length."""
+        return self._returned(function, depth).elements
+
+    def _returned(self, function: FunctionInfo, depth: int) -> _Returns:
+        if function in self._returns:
+            return self._returns[function]
+        if depth > _MAX_CALL_DEPTH:
+            return _UNKNOWN_RETURNS
+        if function in self._in_progress:
+            self._cuts += 1
+            return _UNKNOWN_RETURNS
+        cuts = self._cuts
+        self._in_progress.add(function)
+        try:
+            returned = _infer_returns(self.env(function, depth + 1))
+        finally:
+            self._in_progress.discard(function)
+        if self._cuts == cuts:
+            self._returns[function] = returned
+        return returned
+
+    # -- parameters from call sites ------------------------------------------------
+
+    def parameter_kinds(self, function: FunctionInfo, depth: int) -> dict[str, Kind]:
+        """What the file's calls of ``function`` pass to each parameter, joined over the calls.
+
+        `self._attend(q, k, max_len)` with a tensor `max_len` makes that parameter a tensor
+        even though it has no annotation.
+        """
+        if function in self._parameters:
+            return self._parameters[function]
+        sites = self.call_sites().get(function)
+        if not sites:
+            return {}
+        if depth > _MAX_CALL_DEPTH:
+            return {}
+        if function in self._binding:
+            self._cuts += 1
+            return {}
+        cuts = self._cuts
+        self._binding.add(function)
+        try:
+            passed: dict[str, list[Kind]] = {}
+            for caller, call in sites:
+                arguments = self._arguments_in(caller, depth).get(id(call))
+                if arguments is None:
+                    continue
+                positional, keywords = arguments
+                names = [param.name.value for param in function.positional]
+                for name, kind in [*zip(names, positional), *keywords.items()]:
+                    passed.setdefault(name, []).append(kind)
+        finally:
+            self._binding.discard(function)
+        kinds = {name: join_kinds(found) for name, found in passed.items()}
+        if self._cuts == cuts:
+            self._parameters[function] = kinds
+        return kinds
+
+    def call_sites(self) -> dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]]:
+        """Calls of the file's own functions: `helper(x)` and `self.method(x)`. A call the
+        guards rule out is never made while compiling, so it passes nothing."""
+        if self._call_sites is None:
+            self._call_sites = {}
+            for caller in self.summary.functions:
+                ruled_out = self.ruled_out(caller).inside
+                for call in caller.calls:
+                    if id(call) in ruled_out:
+                        continue
+                    callee = self.callee(call, caller)
+                    if callee is not None and not any(arg.star for arg in call.args):
+                        self._call_sites.setdefault(callee, []).append((caller, call))
+                        self._resolved_calls.setdefault(caller, set()).add(id(call))
+        return self._call_sites
+
+    def called_through_held(self, function: FunctionInfo) -> bool:
+        """Whether a call here runs ``function`` on an object a module keeps."""
+        return any(
+            isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Attribute)
+            for _, call in self.call_sites().get(function, ())
+        )
+
+    def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
+        """The function of this file ``call`` runs, where its spelling alone shows it."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value in caller.scope.bindings:
+                return None
+            return self.module_function(func.value)
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = caller.method
+        if method is None:
+            return None
+        if isinstance(func.value, cst.Name) and func.value.value == method.self_name:
+            return method.owner_class.methods.get(func.attr.value)
+        holder = func.value
+        if (
+            isinstance(holder, cst.Attribute)
+            and isinstance(holder.value, cst.Name)
+            and holder.value.value == method.self_name
+            and holder.attr.value in method.owner_class.held
+        ):
+            return self.elsewhere.held_method(call, caller)
+        return None
+
+    def _arguments_in(self, caller: FunctionInfo, depth: int) -> dict[int, _Arguments]:
+        """The kinds of the arguments of each call in ``caller`` that runs a function of this file."""
+        if caller in self._arguments:
+            return self._arguments[caller]
+        if depth > _MAX_CALL_DEPTH:
+            return {}
+        if caller in self._in_progress:
+            self._cuts += 1
+            return {}
+        cuts = self._cuts
+        self.call_sites()
+        wanted = self._resolved_calls.get(caller, set())
+        found: dict[int, _Arguments] = {}
+        if wanted:
+            env = self.env(caller, depth + 1)
+
+            def visit(node: cst.CSTNode) -> bool | None:
+                if isinstance(node, cst.Call) and id(node) in wanted:
+                    found[id(node)] = (
+                        [env.kind_of(arg.value) for arg in node.args if arg.keyword is None],
+                        {arg.keyword.value: env.kind_of(arg.value) for arg in node.args if arg.keyword is not None},
+                    )
+                return isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) or None
+
+            self._in_progress.add(caller)
+            try:
+                env.run(lambda node: walk(node, visit))
+            finally:
+                self._in_progress.discard(caller)
+        if self._cuts == cuts:
+            self._arguments[caller] = found
+        return found
+
+    def module_function(self, name: str) -> FunctionInfo | None:
+        return self._module_functions.get(name)
+
+
+def _infer_returns(env: KindEnv) -> _Returns:
+    """What the function returns: its statements run in order, its returns joined."""
+    kinds: list[Kind] = []
+    tuples: list[list[Kind]] = []
+
+    def record(node: cst.CSTNode) -> None:
+        if not isinstance(node, cst.SimpleStatementLine):
+            return
+        for small in node.body:
+            if not isinstance(small, cst.Return):
+                continue
+            value = small.value
+            kinds.append(PYTHON if value is None else env.kind_of(value))
+            if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                tuples.append([env.kind_of(e.value) for e in value.elements])
+
+    env.run(record)
+    if not kinds:
+        return _Returns(PYTHON)
+    elements = None
+    if len(tuples) == len(kinds) and len({len(t) for t in tuples}) == 1:
+        elements = tuple(join_kinds(column) for column in zip(*tuples))
+    return _Returns(join_kinds(kinds), elements)

@@ -1,0 +1,276 @@
+"""The kinds of a function's names as its statements run: assignments, unpacking,
+augmented assignment and `for` targets bind them, and after an `if` a name holds what
+any branch that goes on may have left in it.
+
+The walk follows the code Dynamo traces: what an `is_compiling()` guard rules out is
+skipped, as the checker skips it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.cst_walk import nested_blocks
+from torchlint.semantic.expression_kinds import ExpressionKinds
+from torchlint.semantic.guards import always_exits
+from torchlint.semantic.kind_vocabulary import (
+    MODULE,
+    PYTHON,
+    SIZE,
+    TENSOR,
+    UNKNOWN,
+    Kind,
+    annotation_kind,
+    arithmetic_kind,
+    join_kinds,
+)
+from torchlint.semantic.parameter_binding import bind_parameters
+from torchlint.semantic.scopes import qualified_name
+from torchlint.semantic.shape_facts import ShapeFacts
+from torchlint.semantic.summary import FunctionInfo
+from torchlint.semantic.undo_journal import ABSENT, Journal, JournaledDict
+
+if TYPE_CHECKING:
+    from torchlint.semantic.interprocedural_kinds import FileKinds
+
+
+class KindEnv(ExpressionKinds, ShapeFacts):
+    """The kinds of one function's local names, as its statements run in order."""
+
+    def __init__(self, file_kinds: FileKinds, function: FunctionInfo, depth: int = 0) -> None:
+        self.file_kinds = file_kinds
+        self.function = function
+        self.scope = function.scope
+        self.depth = depth
+        method = function.method
+        self.owner = method.owner_class if method is not None else None
+        self.journal = Journal()
+        self.names: dict[str, Kind] = JournaledDict(self.journal)
+        self.start_shape_facts(self.journal)
+        self.scalars_captured = file_kinds.scalars_captured(function)
+        self.shapes_captured = file_kinds.shapes_captured(function)
+        # What Dynamo never traces here: `run` skips it, and no value comes from it.
+        self.ruled_out = file_kinds.ruled_out(function)
+        parameters = bind_parameters(function, self.owner, file_kinds, depth)
+        self.self_name = parameters.self_name
+        self.names.update(parameters.kinds)
+
+    # -- statements ---------------------------------------------------------------
+
+    def after_statement(self, statement: cst.CSTNode) -> None:
+        """Record what a simple statement binds."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small_statement(small)
+
+    def _small_statement(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self.bind(target.target, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, small.value)
+            elif isinstance(small.target, cst.Name):
+                self.names[small.target.value] = annotation_kind(small.annotation.annotation, self.scope)
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            name = small.target.value
+            self.names[name] = arithmetic_kind([self.names.get(name, UNKNOWN), self.kind_of(small.value)])
+            self.forget_shape_facts(name)
+        elif isinstance(small, cst.Del):
+            for name in _names_in(small.target):
+                self.names.pop(name.value, None)
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.names[target.value] = self.kind_of(value)
+            self.record_shape_facts(target.value, value)
+            return
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return
+        elements = [element.value for element in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements
+        ):
+            for element, element_value in zip(elements, value.elements):
+                self.bind(element, element_value.value)
+            return
+        returned = self._returned_elements(value)
+        if returned is not None and len(returned) == len(elements):
+            # `count, index = self._global_indices(mask)` where the helper returns a tuple
+            for element, kind in zip(elements, returned):
+                for name in _names_in(element):
+                    self.names[name.value] = kind if isinstance(element, cst.Name) else UNKNOWN
+                    self.forget_shape_facts(name.value)
+            return
+        kind = self.kind_of(value)
+        # Unpacking a tensor (`chunk`, `topk`) gives tensors; unpacking a shape gives sizes. A
+        # module's tuple leads with a tensor, but what follows may be sizes
+        # (`hidden, height, width = embed(x)`), so only the first is taken for one.
+        each = kind if kind in (TENSOR, SIZE) else UNKNOWN
+        module_output = isinstance(value, cst.Call) and self.kind_of(value.func) is MODULE
+        for position, element in enumerate(elements):
+            for name in _names_in(element):
+                self.names[name.value] = UNKNOWN if module_output and position > 0 else each
+                self.forget_shape_facts(name.value)
+
+    def _returned_elements(self, value: cst.BaseExpression) -> tuple[Kind, ...] | None:
+        if not isinstance(value, cst.Call):
+            return None
+        callee = self.file_kinds.callee(value, self.function)
+        return self.file_kinds.return_elements(callee, self.depth) if callee is not None else None
+
+    def enter_for(self, statement: cst.For) -> None:
+        self.bind_iteration(statement.target, statement.iter)
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        for name, kind in self._iteration_kinds(target, iterable):
+            self.names[name] = kind
+            self.forget_shape_facts(name)
+        self.record_iteration(target, iterable)
+
+    def _iteration_kinds(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> Iterator[tuple[str, Kind]]:
+        call_name = qualified_name(iterable.func, self.scope) if isinstance(iterable, cst.Call) else None
+        if call_name == "builtins.range":
+            for name in _names_in(target):
+                yield name.value, PYTHON
+            return
+        if call_name in ("builtins.enumerate", "builtins.zip") and isinstance(target, (cst.Tuple, cst.List)):
+            sources = [arg.value for arg in iterable.args]
+            if call_name == "builtins.enumerate" and sources:
+                sources = [None, sources[0]]  # the counter, then the items
+            if len(sources) == len(target.elements):
+                for element, source in zip(target.elements, sources):
+                    if source is None:
+                        yield from ((n.value, PYTHON) for n in _names_in(element.value))
+                    else:
+                        yield from self._iteration_kinds(element.value, source)
+                return
+        kind = self.kind_of(iterable)
+        each = {TENSOR: TENSOR, MODULE: MODULE, SIZE: SIZE}.get(kind, UNKNOWN)
+        for name in _names_in(target):
+            yield name.value, each
+
+    # -- the walk -----------------------------------------------------------------
+
+    def run(self, visit: Callable[[cst.CSTNode], object]) -> None:
+        """Run through the body as Dynamo traces it, calling ``visit`` on each simple statement
+        line and each compound statement's header expressions before what they bind is
+        recorded. What the guards rule out is skipped, as the checker skips it."""
+        self._run_suite(self.function.node.body, visit)
+
+    def _run_suite(self, suite: cst.BaseSuite, visit: Callable[[cst.CSTNode], object]) -> None:
+        body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
+        for statement in body:
+            if statement in self.ruled_out:
+                break  # after a branch that always exits while compiling
+            if isinstance(statement, cst.SimpleStatementLine):
+                visit(statement)
+                self.after_statement(statement)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            elif isinstance(statement, cst.If):
+                self._run_if(statement, visit)
+            else:
+                for header in _headers(statement):
+                    visit(header)
+                if isinstance(statement, cst.For):
+                    self.enter_for(statement)
+                for block in nested_blocks(statement):
+                    self._run_suite(block, visit)
+
+    def _run_if(self, statement: cst.If, visit: Callable[[cst.CSTNode], object]) -> None:
+        visit(statement.test)
+        branches = self.branches()
+        if statement.body not in self.ruled_out:
+            self._run_suite(statement.body, visit)
+            branches.branch_done(always_exits(statement.body))
+        orelse = statement.orelse
+        if orelse is not None and orelse not in self.ruled_out:
+            if isinstance(orelse, cst.If):
+                self._run_if(orelse, visit)
+                branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
+            else:
+                self._run_suite(orelse.body, visit)
+                branches.branch_done(always_exits(orelse.body))
+        elif orelse is None and self.ruled_out.verdict(statement) is not True:
+            branches.falls_through()
+        branches.close()
+
+    # -- branches -----------------------------------------------------------------
+
+    def branches(self) -> Branches:
+        return Branches(self)
+
+    def merge(self, outcomes: list[dict[tuple[int, str], object]]) -> None:
+        """Join what the branches that go on left (``outcomes``: each one's changes, over
+        the kinds before the `if`, which are in place). A name no branch changed keeps
+        its kind, so only the changed ones are joined."""
+        for name in {name for outcome in outcomes for _, name in outcome}:
+
+            def left(container, name: str = name) -> list:
+                before = container.held(name)
+                return [outcome.get((container.tag, name), before) for outcome in outcomes]
+
+            kinds = left(self.names)
+            bound = [kind is not ABSENT for kind in kinds]
+            joined = [kind for kind in kinds if kind is not ABSENT]
+            if joined:
+                self.names[name] = join_kinds(joined)
+            else:
+                self.names.pop(name, None)
+            self.join_shape_facts(name, left, bound)
+
+
+class Branches:
+    """Kinds across an `if`: each branch starts from the kinds before it, and afterwards a
+    name holds what any branch that goes on may have left in it.
+
+    Each branch's changes are read from the environment's journal and undone, so an `if`
+    costs what its branches change, not what the function holds."""
+
+    def __init__(self, env: KindEnv | None) -> None:
+        self.env = env
+        self.mark = env.journal.mark() if env is not None else 0
+        # What each branch that goes on changed: (container, name) -> the value it left.
+        self.outcomes: list[dict[tuple[int, str], object]] = []
+
+    def branch_done(self, exits: bool) -> None:
+        if self.env is None:
+            return
+        if not exits:
+            self.outcomes.append(self.env.journal.changes_since(self.mark))
+        self.env.journal.undo_to(self.mark)
+
+    def falls_through(self) -> None:
+        if self.env is not None:
+            self.outcomes.append({})
+
+    def close(self) -> None:
+        if self.env is not None and self.outcomes:
+            self.env.merge(self.outcomes)
+
+
+def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """The expressions a compound statement evaluates itself, outside its blocks."""
+    if isinstance(statement, cst.While):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    if isinstance(statement, cst.Match):
+        return [statement.subject]
+    return []
+
+
+def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _names_in(target.value)

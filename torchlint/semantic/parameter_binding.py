@@ -1,0 +1,161 @@
+"""The kinds a function's parameters hold when it starts.
+
+An annotation says what a parameter holds; a constant default makes it plain Python; an
+unannotated parameter the body uses as only a tensor can be used (`x.view(...)`) is a
+tensor. What the file's calls pass fills the others, and a tensor any caller passes
+overrides a scalar annotation: `timestep: int` that a loop over a tensor fills is a
+tensor while Dynamo traces.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.semantic.kind_vocabulary import MODULE, PYTHON, TENSOR, UNKNOWN, Kind, annotation_kind, is_constant
+from torchlint.semantic.scopes import dotted_name, qualified_name
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+
+if TYPE_CHECKING:
+    from torchlint.semantic.interprocedural_kinds import FileKinds
+
+# Attribute or method use on an unannotated parameter that only a tensor supports.
+_TENSOR_EVIDENCE = frozenset(
+    {"shape", "dtype", "device", "view", "reshape", "size", "dim", "unsqueeze", "squeeze", "transpose",
+     "permute", "contiguous", "float", "half", "bfloat16", "masked_fill", "masked_fill_", "softmax",
+     "matmul", "expand", "expand_as", "flatten", "chunk", "narrow", "new_zeros", "new_ones", "new_full",
+     "new_empty", "type_as", "detach", "numel", "ndim", "is_cuda", "clamp", "view_as", "unbind",
+     "requires_grad", "to", "sum", "mean", "repeat", "split", "transpose_", "mul_", "add_", "div_", "any",
+     "all", "bool", "long", "masked_select", "nonzero", "argmax", "softmax", "unsqueeze_", "numpy", "cpu", "cuda",
+     "abs", "exp", "log", "sqrt", "pow", "norm", "max", "min", "argsort", "topk", "gather", "index_select",
+     "masked_fill", "float", "clamp_", "sigmoid", "tanh", "relu", "cumsum", "flip", "roll", "squeeze_"}
+)
+# Tensor attributes that are values, not methods: calling one means the object is no tensor.
+_NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "T", "data"})
+
+
+class BoundParameters(NamedTuple):
+    kinds: dict[str, Kind]
+    # The parameter that is the method's `self`; None in a function, a static method, or
+    # for a classmethod's `cls`.
+    self_name: str | None
+
+
+def bind_parameters(
+    function: FunctionInfo, owner: ClassInfo | None, file_kinds: FileKinds, depth: int
+) -> BoundParameters:
+    """The kinds ``function``'s parameters hold as it starts, and which one is its `self`.
+
+    ``owner``: the class whose `self` is visible in ``function``; ``depth``: how deep in
+    calls followed for their return kinds ``function`` is."""
+    node = function.node
+    kinds: dict[str, Kind] = {}
+    params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+    self_name = function.self_name
+    decorators = {qualified_name(d.decorator, function.enclosing) for d in node.decorators}
+    if "builtins.staticmethod" in decorators:
+        self_name = None  # the first parameter is an ordinary argument
+    elif "builtins.classmethod" in decorators and self_name is not None:
+        kinds[self_name] = UNKNOWN
+        self_name = None
+    unannotated = set()
+    # Parameters a caller's tensor overrides.
+    scalars = set()
+    for param in params:
+        name = param.name.value
+        if name in kinds:
+            continue
+        if name == self_name:
+            # Every method of a class with a `forward` is taken for a module method.
+            kinds[name] = MODULE if owner is not None and "forward" in owner.methods else UNKNOWN
+        elif param.annotation is not None:
+            annotation = param.annotation.annotation
+            kind = annotation_kind(annotation, function.enclosing)
+            if kind is UNKNOWN and _names_module_class(annotation, function, file_kinds.summary):
+                kind = MODULE
+            kinds[name] = kind
+            if kind in (PYTHON, UNKNOWN):
+                scalars.add(name)
+        elif param.default is not None and is_constant(param.default) and not (
+            isinstance(param.default, cst.Name) and param.default.value == "None"
+        ):
+            kinds[name] = PYTHON
+            scalars.add(name)
+        else:
+            unannotated.add(name)
+            kinds[name] = UNKNOWN
+    unannotated.discard(self_name)
+    for name in _parameter_evidence(node, unannotated) if unannotated else ():
+        kinds[name] = TENSOR
+        unannotated.discard(name)
+    open_names = unannotated | scalars
+    if open_names:
+        kinds.update(_passed_kinds(function, file_kinds, depth, unannotated, open_names))
+    for star in (node.params.star_arg, node.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            kinds[star.name.value] = PYTHON
+    return BoundParameters(kinds, self_name)
+
+
+def _passed_kinds(
+    function: FunctionInfo, file_kinds: FileKinds, depth: int, unannotated: set[str], open_names: set[str]
+) -> dict[str, Kind]:
+    """What calls pass: an unannotated parameter takes the joined kind of this file's
+    calls. A tensor passed from another file, or through an object a module keeps
+    (`self.scheduler.step(out, t, x)`), makes any open parameter one; the file's own
+    direct calls are taken to follow its annotations."""
+    passed = [file_kinds.elsewhere.parameters(function)]
+    if unannotated or file_kinds.called_through_held(function):
+        passed.append(file_kinds.parameter_kinds(function, depth))
+    taken: dict[str, Kind] = {}
+    for kinds in passed:
+        for name, kind in kinds.items():
+            if name in unannotated and kind is not UNKNOWN or name in open_names and kind is TENSOR:
+                taken[name] = kind
+    return taken
+
+
+def _names_module_class(annotation: cst.BaseExpression, function: FunctionInfo, summary: FileSummary) -> bool:
+    """`model: nn.Module`, or a class of this file with a `forward`."""
+    name = qualified_name(annotation, function.enclosing)
+    if name is not None:
+        return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+    info = summary.classes.get(dotted_name(annotation) or "")
+    return info is not None and "forward" in info.methods
+
+
+def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
+    """Unannotated parameters the body uses the way only a tensor can be used.
+
+    Calling what a tensor only has as data (`backend.shape(x)`) shows a namespace or a
+    backend object, whatever else it is asked for.
+    """
+    found: set[str] = set()
+    not_tensors: set[str] = set()
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in names
+            and node.attr.value in _TENSOR_EVIDENCE
+        ):
+            found.add(node.value.value)
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in names
+            and node.func.attr.value in _NOT_CALLABLE_ON_TENSORS
+        ):
+            not_tensors.add(node.func.value.value)
+        return None
+
+    walk(function.body, visit)
+    return found - not_tensors
+
+
+# Tensor attributes that are values, not methods: calling one means the object is no tensor.
+_NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "T", "data"})
