@@ -203,6 +203,20 @@ def analyze_text(
     return diagnostics, outline
 
 
+def outline_text(
+    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None, parse_always: bool = False
+) -> tuple[list[Diagnostic], FileOutline]:
+    """A file's outline, no rule run: what the project is solved from. The findings are
+    the file's whole result when it holds no compiled code (a syntax error, unused
+    suppressions); otherwise it is linted once the project is solved."""
+    diagnostics, outline = _lint(
+        text, path, settings, project, want_outline=True, parse_always=parse_always, run_rules=False
+    )
+    if outline is None:
+        outline = unparsed_outline(path, module_name(path, settings), _is_package(path))
+    return diagnostics, outline
+
+
 def _is_package(path: str) -> bool:
     return PurePath(path).stem == "__init__"
 
@@ -219,6 +233,7 @@ def _lint(
     project: ProjectFacts | None,
     want_outline: bool = False,
     parse_always: bool = False,
+    run_rules: bool = True,
 ) -> tuple[list[Diagnostic], FileOutline | None]:
     enabled = codes_for_file(path, settings)
     diagnostics: list[Diagnostic] = []
@@ -242,14 +257,16 @@ def _lint(
             # the file's own.
             dynamo_config = project.dynamo_config if project is not None else summary.dynamo_config
             profile = compile_profile(settings, dynamo_config)
-            checker = _checker(enabled, settings.guard_functions, profile.torch_version)
-            passed: dict | None = {} if want_outline else None
-            findings = checker.run(
-                summary, regions, profile, project_facts=project, passed=passed, guarded=graph.guarded
-            )
+            passed: dict = {}
+            if run_rules:
+                checker = _checker(enabled, settings.guard_functions, profile.torch_version)
+                findings = checker.run(
+                    summary, regions, profile, project_facts=project, passed=passed if want_outline else None,
+                    guarded=graph.guarded,
+                )
+                diagnostics = _diagnostics(findings, parsed, path)
             if want_outline:
-                outline = outline_of(summary, graph, regions, path, _is_package(path), passed or {})
-            diagnostics = _diagnostics(findings, parsed, path)
+                outline = outline_of(summary, graph, regions, path, _is_package(path), passed)
     elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:
         # The text test skips files that cannot hold compiled code, but not ones that do
         # not parse: Python's own parser, much cheaper than libcst's, decides.

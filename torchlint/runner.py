@@ -17,7 +17,15 @@ from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
 from torchlint.deep_stack import run_with_deep_stack
-from torchlint.engine import ParserLimit, UnparsableFile, analyze_text, describe_regions, dynamo_config_of, lint_text
+from torchlint.engine import (
+    ParserLimit,
+    UnparsableFile,
+    analyze_text,
+    describe_regions,
+    dynamo_config_of,
+    lint_text,
+    outline_text,
+)
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
@@ -109,16 +117,23 @@ def _check_batch(batch: list[_Item], keep_source: bool) -> list[FileResult]:
 
 
 def _analyze_file(
-    path: Path, settings: Settings, project: ProjectFacts | None, keep_source: bool, parse_always: bool, text: str | None
+    path: Path,
+    settings: Settings,
+    project: ProjectFacts | None,
+    keep_source: bool,
+    parse_always: bool,
+    text: str | None,
+    run_rules: bool = True,
 ) -> tuple[FileResult, FileOutline | None]:
-    """Lint a file of a project and outline it for the project index."""
+    """Outline a file of a project for the project index and, with ``run_rules``, lint it."""
     text = _read(path, text)
     if isinstance(text, FileError):
         return FileResult(str(path), errors=[text]), None
     outline: list[FileOutline] = []
+    step = analyze_text if run_rules else outline_text
 
     def analyze() -> FileResult:
-        diagnostics, found = analyze_text(text, str(path), settings, project=project, parse_always=parse_always)
+        diagnostics, found = step(text, str(path), settings, project=project, parse_always=parse_always)
         outline.append(found)
         return FileResult(str(path), diagnostics, source=text if keep_source and diagnostics else None)
 
@@ -126,26 +141,28 @@ def _analyze_file(
     return result, (outline[0] if outline else None)
 
 
-def _analyze_batch(
+def _outline_batch(
     batch: list[_Item], keep_source: bool, parse_always: bool
 ) -> list[tuple[FileResult, FileOutline | None, str | None]]:
-    """Each file's findings and outline, with a digest of the outline: an edit that leaves
-    the outline as it was (most edits inside a function) needs no new solve."""
-    analyzed = []
+    """Each file's outline, with a digest of it (an edit that leaves the outline as it
+    was, as most edits inside a function do, needs no new solve), and its findings when it
+    holds no compiled code."""
+    outlined = []
     for path, settings, project, text in batch:
-        result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text)
-        analyzed.append((result, outline, digest(outline) if outline is not None else None))
-    return analyzed
+        result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text, run_rules=False)
+        outlined.append((result, outline, digest(outline) if outline is not None else None))
+    return outlined
 
 
-def _relint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, tuple | None, str | None]]:
-    """Lint again with what the project tells each file; of its outline only the kinds its
-    calls pass can have changed, so only they come back."""
-    relinted = []
-    for result, outline, _ in _analyze_batch(batch, keep_source, False):
+def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, tuple | None, str | None]]:
+    """Lint with what the project tells each file, and the kinds its calls pass to other
+    files (with a digest): the rest of its outline is what the project was solved from."""
+    linted = []
+    for path, settings, project, text in batch:
+        result, outline = _analyze_file(path, settings, project, keep_source, False, text)
         passed = outline.passed if outline is not None else None
-        relinted.append((result, passed, digest(passed) if passed is not None else None))
-    return relinted
+        linted.append((result, passed, digest(passed) if passed is not None else None))
+    return linted
 
 
 def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
@@ -308,16 +325,16 @@ class _Memo:
         keys = [self.key("check", path, settings, project, keep_sources) for path, settings, project, _ in items]
         return self.map(_check_batch, items, keys, keep_sources)
 
-    def analyze(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> list:
+    def outline(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> list:
         keys = [
-            self.key("analyze", path, settings, project, keep_sources, parse_always)
+            self.key("outline", path, settings, project, keep_sources, parse_always)
             for path, settings, project, _ in items
         ]
-        return self.map(_analyze_batch, items, keys, keep_sources, parse_always)
+        return self.map(_outline_batch, items, keys, keep_sources, parse_always)
 
-    def relint(self, items: list[_Item], keep_sources: bool) -> list:
-        keys = [self.key("relint", path, settings, project, keep_sources) for path, settings, project, _ in items]
-        return self.map(_relint_batch, items, keys, keep_sources)
+    def lint(self, items: list[_Item], keep_sources: bool) -> list:
+        keys = [self.key("lint", path, settings, project, keep_sources) for path, settings, project, _ in items]
+        return self.map(_lint_batch, items, keys, keep_sources)
 
     def dynamo_configs(self, items: list[_Item]) -> list[dict]:
         keys = [self.key("dynamo-config", path, None) for path, _, _, _ in items]
@@ -331,12 +348,13 @@ _MAX_ROUNDS = 16
 class _ProjectRun:
     """Lints the files of one run together, so calls between them are followed.
 
-    Phases: the `torch._dynamo.config` assignments (cheap: only files that mention
-    `_dynamo` are parsed); every file linted on its own, returning its outline; the
-    project index over the outlines (parsing, on demand, files the text test skipped that
-    compiled code calls into or that may build a module around the objects it calls); then
-    rounds that lint again the files whose facts changed, until the kinds calls pass to
-    other files stop changing.
+    One way through: the `torch._dynamo.config` assignments (cheap: only files that mention
+    `_dynamo` are parsed); every file outlined, no rule run; the project solved from the
+    outlines (outlining, on demand, files the text test skipped that compiled code calls
+    into or that may build a module around the objects it calls); then each file that holds
+    compiled code linted once with what the project tells it. Linting reports the kinds
+    compiled calls pass to other files; where that changes what a file is told, it is solved
+    again and just those files are linted again, until nothing changes.
     """
 
     def __init__(
@@ -358,9 +376,9 @@ class _ProjectRun:
         self.outlines: dict[str, FileOutline] = {}
         # path -> what produced its outline (cache keys), so a solve can be looked up
         self.outline_ids: dict[str, tuple[str | None, ...]] = {}
-        # path -> the facts its current result was linted with
+        # path -> the facts its current result was linted with (absent: only outlined)
         self.linted_with: dict[str, ProjectFacts] = {}
-        self._analyze(list(self.work), parse_always=False)
+        self._outline(list(self.work), parse_always=False)
         cwd = Path.cwd()
         parsed_on_demand: set[str] = set()
         self._display = lambda path: display_path(path, cwd)
@@ -371,7 +389,7 @@ class _ProjectRun:
             if not needed:
                 break
             parsed_on_demand.update(needed)
-            self._analyze(needed, parse_always=True)
+            self._outline(needed, parse_always=True)
 
     def _item(self, path: str, facts: ProjectFacts | None) -> _Item:
         return (*self.work[path], facts, self.texts.get(path))
@@ -409,12 +427,11 @@ class _ProjectRun:
                 self.memo.cache.put(key, found, "")
         return found
 
-    def _analyze(self, paths: list[str], parse_always: bool) -> None:
+    def _outline(self, paths: list[str], parse_always: bool) -> None:
         items = [self._item(path, self.plain) for path in paths]
-        analyzed = self.memo.analyze(items, self.keep_sources, parse_always)
-        for path, (result, outline, outline_id) in zip(paths, analyzed):
+        outlined = self.memo.outline(items, self.keep_sources, parse_always)
+        for path, (result, outline, outline_id) in zip(paths, outlined):
             self.results[path] = result
-            self.linted_with[path] = self.plain
             if outline is not None:
                 self.outlines[path] = outline
                 self.outline_ids[path] = (outline_id,)
@@ -425,26 +442,25 @@ class _ProjectRun:
         return self.index.facts.get(path) or self.plain
 
     def final_results(self) -> dict[str, FileResult]:
-        """Lint again each file whose facts changed; when that changes the kinds its calls
-        pass (`for t in self.scheduler.timesteps`), solve again and go on: a tensor handed
-        a -> b -> c -> d reaches d however many files it crosses."""
+        """Lint each file that holds compiled code; when that changes the kinds calls pass
+        to other files (`for t in self.scheduler.timesteps`), solve again and lint again the
+        files told something new: a tensor handed a -> b -> c -> d reaches d however many
+        files it crosses. Other files keep their outline step's result."""
+        holding = {path for path, _ in self.index.compiled}
+        compiled = [path for path in self.outlines if path in holding or self.outlines[path].compiled]
         for _ in range(_MAX_ROUNDS):
-            stale = [path for path in self.outlines if self.facts(path) != self.linted_with[path]]
-            if not stale or not self._lint_again(stale):
+            stale = [path for path in compiled if self.facts(path) != self.linted_with.get(path)]
+            if not stale or not self._lint(stale):
                 break
             self.index = self._new_index()
-        stale = [path for path in self.outlines if self.facts(path) != self.linted_with[path]]
-        items = [self._item(path, self.facts(path)) for path in stale]
-        for path, result in zip(stale, self.memo.check(items, self.keep_sources)):
-            self.results[path] = result
         return self.results
 
-    def _lint_again(self, paths: list[str]) -> bool:
+    def _lint(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
         items = [self._item(path, self.facts(path)) for path in paths]
-        relinted = self.memo.relint(items, self.keep_sources)
+        linted = self.memo.lint(items, self.keep_sources)
         changed = False
-        for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, relinted):
+        for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, linted):
             self.results[path] = result
             self.linted_with[path] = facts
             if passed is not None and passed != self.outlines[path].passed:
