@@ -5,6 +5,7 @@ foreign cache file is ignored, never trusted."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import subprocess
@@ -124,11 +125,13 @@ def test_a_foreign_pickle_is_never_loaded(pkg: Path, tmp_path: Path) -> None:
 
     # Well formed, under the keys a run asks for, with a valid checksum: only what the
     # entries name gives them away.
-    data = cache_file.read_bytes()
-    entries = pickle.loads(data[len(b"torchlint-cache\n") + 32:])
-    poisoned = {key: (owner, pickle.dumps(Payload())) for key, (owner, _) in entries.items()}
-    body = pickle.dumps(poisoned)
-    cache_file.write_bytes(b"torchlint-cache\n" + hashlib.blake2b(body, digest_size=32).digest() + body)
+    magic = b"torchlint-cache\n"
+    records = io.BytesIO(cache_file.read_bytes()[len(magic):-32])
+    body = b""
+    while records.tell() < len(records.getvalue()):
+        key, owner, _ = pickle.load(records)
+        body += pickle.dumps((key, owner, pickle.dumps(Payload())))
+    cache_file.write_bytes(magic + body + hashlib.blake2b(body, digest_size=32).digest())
     again = torchlint("pkg", cwd=pkg)
     assert "utils.py:2:5: TL101" in again.stdout
     assert not witness.exists()

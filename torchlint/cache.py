@@ -12,6 +12,7 @@ classes) is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -19,8 +20,9 @@ import io
 import os
 import pickle
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torchlint
 
@@ -132,68 +134,73 @@ class Cache:
         if self._file is not None:
             self._used[key] = (owner, value)
 
-    def _kept(self) -> dict[str, tuple[str, bytes]] | None:
-        """The entries this run used, and those about files it did not look at (a run on
-        one file keeps what the others' runs stored); stale entries of the files it did
-        look at drop out. None when a value cannot be pickled."""
+    def _kept(self) -> Iterator[tuple[str, str, bytes]]:
+        """(key, owner, pickled value) of the entries this run used, and of those about
+        files it did not look at (a run on one file keeps what the others' runs stored);
+        stale entries of the files it did look at drop out."""
         touched = {owner for owner, _ in self._used.values()}
-        kept = {key: entry for key, entry in self._stored.items() if entry[0] not in touched}
+        for key, (owner, blob) in self._stored.items():
+            if owner not in touched and key not in self._used:
+                yield key, owner, blob
         for key, (owner, value) in self._used.items():
             stored = self._stored.get(key)
-            if stored is not None:
-                kept[key] = stored
-                continue
-            try:
-                kept[key] = (owner, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-            except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-                return None
-        return kept
+            yield key, owner, stored[1] if stored is not None else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
     def _read(self) -> dict[str, tuple[str, bytes]]:
         try:
             data = self._file.read_bytes()
         except OSError:
             return {}
-        header = len(_MAGIC) + _DIGEST_SIZE
-        if not data.startswith(_MAGIC) or len(data) < header:
+        if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST_SIZE:
             return {}
-        body = data[header:]
-        if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[len(_MAGIC):header]:
+        body = memoryview(data)[len(_MAGIC):-_DIGEST_SIZE]
+        if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
             return {}
-        entries = _trusted_load(body)
-        if not isinstance(entries, dict):
-            return {}
-        return {
-            key: entry
-            for key, entry in entries.items()
-            if isinstance(key, str)
-            and isinstance(entry, tuple)
-            and len(entry) == 2
-            and isinstance(entry[0], str)
-            and isinstance(entry[1], bytes)
-        }
+        entries = {}
+        stream = io.BytesIO(body)
+        while stream.tell() < len(body):
+            record = _trusted_load(stream)
+            if not (
+                isinstance(record, tuple)
+                and len(record) == 3
+                and isinstance(record[0], str)
+                and isinstance(record[1], str)
+                and isinstance(record[2], bytes)
+            ):
+                return {}
+            entries[record[0]] = (record[1], record[2])
+        return entries
 
     def save(self) -> None:
-        """Write the entries this run used (stale ones drop out); a cache that cannot be
-        written is skipped silently: it only ever saves time."""
+        """Write the entries worth keeping, one record at a time (a project's cache is tens
+        of megabytes); a cache that cannot be written is skipped silently: it only ever
+        saves time."""
         if self._file is None:
             return
-        kept = self._kept()
-        if kept is None or kept.keys() == self._stored.keys():
+        if all(key in self._stored for key in self._used) and not self._drops_stale():
             return
-        body = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-        checksum = hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest()
         try:
             _prepare(self.folder)
             self._file.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(self._file, _MAGIC + checksum + body)
-        except OSError:
+            with _atomic_file(self._file) as stream:
+                stream.write(_MAGIC)
+                hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
+                for record in self._kept():
+                    data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+                    hasher.update(data)
+                    stream.write(data)
+                stream.write(hasher.digest())
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
 
+    def _drops_stale(self) -> bool:
+        touched = {owner for owner, _ in self._used.values()}
+        return any(owner in touched and key not in self._used for key, (owner, _) in self._stored.items())
 
-def _trusted_load(data: bytes) -> Any | None:
+
+def _trusted_load(data: bytes | io.BytesIO) -> Any | None:
     try:
-        return _TrustedUnpickler(io.BytesIO(data)).load()
+        return _TrustedUnpickler(data if isinstance(data, io.BytesIO) else io.BytesIO(data)).load()
     except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
         return None
 
@@ -204,14 +211,18 @@ def _prepare(folder: Path) -> None:
     for name, text in ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         marker = folder / name
         if not marker.exists():
-            _write_atomically(marker, text.encode("utf-8"))
+            with _atomic_file(marker) as stream:
+                stream.write(text.encode("utf-8"))
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+@contextlib.contextmanager
+def _atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """A file written under a temporary name in the same folder, then renamed over
+    ``path``: readers see the old file or the whole new one, never a part."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            yield stream
         os.chmod(temporary, 0o666 & ~_UMASK)  # as an ordinary file, not mkstemp's 0600
         os.replace(temporary, path)
     except BaseException:

@@ -489,8 +489,8 @@ class SolvedProject:
     unparsed_needed: frozenset[str]
     # names of classes whose constructions decide what compiled code calls
     constructions_needed: frozenset[str]
-    # every compiled function of the project -> why
-    compiled: dict[Node, str]
+    # every compiled function of the project
+    compiled: frozenset[Node]
 
     @classmethod
     def of(cls, index: ProjectIndex) -> SolvedProject:
@@ -498,4 +498,4 @@ class SolvedProject:
         # Read before the facts are worked out, which resolve more names.
         unparsed, constructions = frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
         facts = {path: index.facts_for(path) for path in index.files}
-        return cls(facts, unparsed, constructions, dict(index.compiled))
+        return cls(facts, unparsed, constructions, frozenset(index.compiled))
