@@ -363,11 +363,11 @@ def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(Checker, "run", spy)
     check("pkg", "--jobs", "1")
-    # Every file that holds compiled code is linted once, with the whole project's config;
-    # the file that another makes compiled sees which of its functions that is. setup.py
-    # holds none: it is outlined, never linted (nor is the empty __init__.py).
+    # Every file's lint sees the whole project's config, and the file that another makes
+    # compiled sees which of its functions that is.
+    # (the empty __init__.py is never parsed: nothing in it can be compiled)
     assert {name: facts.dynamo_config for name, facts in seen.items()} == dict.fromkeys(
-        ["pkg.model", "pkg.utils"], expected
+        ["pkg.model", "pkg.utils", "pkg.setup"], expected
     )
     assert seen["pkg.utils"].compiled_elsewhere == {
         "helper": "called from pkg.model.Net.forward, reached from other file pkg/model.py"

@@ -142,14 +142,15 @@ def _analyze_file(
 
 
 def _outline_batch(
-    batch: list[_Item], keep_source: bool, parse_always: bool
+    batch: list[_Item], keep_source: bool, parse_always: bool, run_rules: bool
 ) -> list[tuple[FileResult, FileOutline | None, str | None]]:
     """Each file's outline, with a digest of it (an edit that leaves the outline as it
-    was, as most edits inside a function do, needs no new solve), and its findings when it
-    holds no compiled code."""
+    was, as most edits inside a function do, needs no new solve), and its findings: with
+    ``run_rules``, those of its own view of what is compiled, which stand unless the
+    project tells it more; without, only those of a file with no compiled code."""
     outlined = []
     for path, settings, project, text in batch:
-        result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text, run_rules=False)
+        result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text, run_rules)
         outlined.append((result, outline, digest(outline) if outline is not None else None))
     return outlined
 
@@ -325,12 +326,12 @@ class _Memo:
         keys = [self.key("check", path, settings, project, keep_sources) for path, settings, project, _ in items]
         return self.map(_check_batch, items, keys, keep_sources)
 
-    def outline(self, items: list[_Item], keep_sources: bool, parse_always: bool) -> list:
+    def outline(self, items: list[_Item], keep_sources: bool, parse_always: bool, run_rules: bool) -> list:
         keys = [
-            self.key("outline", path, settings, project, keep_sources, parse_always)
+            self.key("outline", path, settings, project, keep_sources, parse_always, run_rules)
             for path, settings, project, _ in items
         ]
-        return self.map(_outline_batch, items, keys, keep_sources, parse_always)
+        return self.map(_outline_batch, items, keys, keep_sources, parse_always, run_rules)
 
     def lint(self, items: list[_Item], keep_sources: bool) -> list:
         keys = [self.key("lint", path, settings, project, keep_sources) for path, settings, project, _ in items]
@@ -349,12 +350,15 @@ class _ProjectRun:
     """Lints the files of one run together, so calls between them are followed.
 
     One way through: the `torch._dynamo.config` assignments (cheap: only files that mention
-    `_dynamo` are parsed); every file outlined, no rule run; the project solved from the
-    outlines (outlining, on demand, files the text test skipped that compiled code calls
-    into or that may build a module around the objects it calls); then each file that holds
-    compiled code linted once with what the project tells it. Linting reports the kinds
-    compiled calls pass to other files; where that changes what a file is told, it is solved
-    again and just those files are linted again, until nothing changes.
+    `_dynamo` are parsed); every file outlined, and linted in the same pass as far as its own
+    view of what is compiled goes; the project solved from the outlines (outlining, on
+    demand, files the text test skipped that compiled code calls into or that may build a
+    module around the objects it calls); then each file the project tells something its own
+    view lacked is linted again with it. Linting reports the kinds compiled calls pass to
+    other files; where that changes what a file is told, it is solved again and just those
+    files are linted again, until nothing changes. Most files are parsed once.
+
+    ``run_rules=False`` (for `--show-regions`) outlines and solves, and lints nothing.
     """
 
     def __init__(
@@ -364,8 +368,10 @@ class _ProjectRun:
         keep_sources: bool,
         cache: Cache | None = None,
         texts: Mapping[str, str] = {},
+        run_rules: bool = True,
     ) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
+        self.run_rules = run_rules
         self.texts = texts
         self.keep_sources = keep_sources
         self.memo = _Memo(workers, cache if cache is not None else Cache(None), texts)
@@ -376,7 +382,7 @@ class _ProjectRun:
         self.outlines: dict[str, FileOutline] = {}
         # path -> what produced its outline (cache keys), so a solve can be looked up
         self.outline_ids: dict[str, tuple[str | None, ...]] = {}
-        # path -> the facts its current result was linted with (absent: only outlined)
+        # path -> the facts its current result was linted with (absent: not linted)
         self.linted_with: dict[str, ProjectFacts] = {}
         self._outline(list(self.work), parse_always=False)
         cwd = Path.cwd()
@@ -429,9 +435,11 @@ class _ProjectRun:
 
     def _outline(self, paths: list[str], parse_always: bool) -> None:
         items = [self._item(path, self.plain) for path in paths]
-        outlined = self.memo.outline(items, self.keep_sources, parse_always)
+        outlined = self.memo.outline(items, self.keep_sources, parse_always, self.run_rules)
         for path, (result, outline, outline_id) in zip(paths, outlined):
             self.results[path] = result
+            if self.run_rules:
+                self.linted_with[path] = self.plain
             if outline is not None:
                 self.outlines[path] = outline
                 self.outline_ids[path] = (outline_id,)
@@ -442,10 +450,10 @@ class _ProjectRun:
         return self.index.facts.get(path) or self.plain
 
     def final_results(self) -> dict[str, FileResult]:
-        """Lint each file that holds compiled code; when that changes the kinds calls pass
-        to other files (`for t in self.scheduler.timesteps`), solve again and lint again the
-        files told something new: a tensor handed a -> b -> c -> d reaches d however many
-        files it crosses. Other files keep their outline step's result."""
+        """Lint again each file that holds compiled code and that the project tells
+        something new; when that changes the kinds calls pass to other files (`for t in
+        self.scheduler.timesteps`), solve again and go on: a tensor handed a -> b -> c -> d
+        reaches d however many files it crosses. Other files keep their first result."""
         holding = {path for path, _ in self.index.compiled}
         compiled = [path for path in self.outlines if path in holding or self.outlines[path].compiled]
         for _ in range(_MAX_ROUNDS):
@@ -517,7 +525,7 @@ def _describe_files(
 ) -> None:
     everything = [*work, *context]
     with _workers(jobs, len(everything)) as workers:
-        project = _ProjectRun(everything, workers, False, cache, texts) if len(everything) > 1 else None
+        project = _ProjectRun(everything, workers, False, cache, texts, run_rules=False) if len(everything) > 1 else None
         items = [
             (path, settings, project.facts(str(path)) if project else None, texts.get(str(path)))
             for path, settings in work
