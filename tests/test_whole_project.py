@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from torchlint.config import ConfigResolver
-from torchlint.project_files import project_root
+from torchlint.project_files import other_project_files, project_root
 
 from helpers import check, write
 
@@ -108,3 +108,22 @@ def test_the_project_root(project: Path) -> None:
     assert project_root(project / "src/pkg/sub/m.py", resolver) == project / "src/pkg"
     assert project_root(project / "scripts/run.py", resolver) == project / "scripts"
     assert project_root(project / "lib/deep/x.py", resolver) == project / "lib"
+
+
+def test_a_file_in_no_package_reads_the_files_beside_it_only(project: Path) -> None:
+    write(project, {
+        "model.py": """\
+            import torch
+            from helper import step
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return step(x)
+            """,
+        "helper.py": "def step(x):\n    print(x)\n    return x\n",
+        "deep/other.py": "",
+    })
+    assert check("helper.py") == [("helper.py", 2, "TL101")]
+    # The folders below are not read: this one could be a home folder.
+    assert other_project_files(["helper.py"], [Path("helper.py")], ConfigResolver()) == [project / "model.py"]

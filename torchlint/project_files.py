@@ -4,7 +4,8 @@ pre-commit and editors name only the files that changed, but a `print` in `utils
 graph break only because `model.py` calls it from compiled code. So a run that names files
 also reads the rest of their project (from the cache when unchanged) and reports only the
 named files. The project's root is the folder of the configuration file that applies to a
-file; without one, its top package (a file in no package: its own folder).
+file; without one, its top package. A file in no package and under no configuration has the
+files beside it for its project (not the folders below: that could be a home folder).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def project_root(path: Path, resolver: ConfigResolver) -> Path:
             break
         folder = folder.parent
     return top if top is not None else start
+
+
+def _whole_tree(root: Path, resolver: ConfigResolver) -> bool:
+    """Whether the project is everything under ``root``, or only the files in it."""
+    return resolver.for_path(root).config_path is not None or (root / "__init__.py").is_file()
 
 
 def project_roots(files: Iterable[Path], resolver: ConfigResolver) -> list[Path]:
@@ -58,6 +64,13 @@ def other_project_files(
     outside = [root for root in project_roots(files, resolver) if not any(_covers(f, root) for f in folders)]
     if not outside:
         return []
-    found = discover(outside, resolver, force_exclude=False)
+    searched = []
+    for root in outside:
+        if _whole_tree(root, resolver):
+            searched.append(root)
+        else:
+            searched.extend(sorted(path for path in root.iterdir() if path.suffix in (".py", ".pyi") and path.is_file()))
+    # Excludes apply to the files beside a named one as to those found in folders.
+    found = discover(searched, resolver, force_exclude=True)
     already = {Path(os.path.abspath(path)) for path in files}
     return [path for path in found.files if Path(os.path.abspath(path)) not in already]
