@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from torchlint.cache import Cache, code_fingerprint, digest
+from torchlint.cache import Cache, digest
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.discovery import discover, is_excluded
@@ -220,13 +220,21 @@ def check_paths(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
-    others = other_project_files(paths, found.files, resolver) if whole_project and found.files else []
-    context = [(path, resolver.for_path(path)) for path in others]
+    context = _context(paths, found.files, resolver, whole_project)
     cache = _cache_for(cache_dir, found.files, resolver)
     results = check_files(named, jobs=jobs, keep_sources=keep_sources, context=context, cache=cache)
     cache.save()
     run.results = sorted(results, key=lambda result: result.path)
     return run
+
+
+def _context(
+    named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver, whole_project: bool
+) -> list[tuple[Path, Settings]]:
+    """The rest of the projects of ``files``, each with its settings: read, not reported."""
+    if not (whole_project and files):
+        return []
+    return [(path, resolver.for_path(path)) for path in other_project_files(named, files, resolver)]
 
 
 def _cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
@@ -270,7 +278,6 @@ class _Memo:
         self._content: dict[str, str | None] = {}
         self._texts: dict[str, str | None] = {}
         self._forms: dict[int, tuple[object, str]] = {}
-        self._code = code_fingerprint() if cache.enabled else ""
 
     def content(self, path: Path) -> str | None:
         """A hash of the file's bytes; None when it cannot be read (never cached)."""
@@ -289,10 +296,8 @@ class _Memo:
         """The file's text, read once per run; None when it cannot be read or decoded."""
         key = str(path)
         if key not in self._texts:
-            try:
-                self._texts[key] = self.texts.get(key) or read_source(path)
-            except SourceError:
-                self._texts[key] = None
+            text = _read(path, self.texts.get(key))
+            self._texts[key] = None if isinstance(text, FileError) else text
         return self._texts[key]
 
     def key(self, step: str, path: Path, settings: Settings, *facts: object) -> str | None:
@@ -301,7 +306,8 @@ class _Memo:
         content = self.content(path)
         if content is None:
             return None
-        return digest(self._code, step, str(path), content, self._form(settings), *map(self._form, facts))
+        # torchlint's own code is not in the key: each version of it has a cache file of its own.
+        return digest(step, str(path), content, self._form(settings), *map(self._form, facts))
 
     def _form(self, value: object) -> object:
         """A digest standing for settings or facts that many files share, worked out once."""
@@ -380,8 +386,8 @@ class _ProjectRun:
         self.plain = ProjectFacts(dynamo_config=merge(configs))
         self.results: dict[str, FileResult] = {}
         self.outlines: dict[str, FileOutline] = {}
-        # path -> what produced its outline (cache keys), so a solve can be looked up
-        self.outline_ids: dict[str, tuple[str | None, ...]] = {}
+        # path -> digests of its outline and of what its calls pass, so a solve can be looked up
+        self.outline_ids: dict[str, tuple[str, ...]] = {}
         # path -> the facts its current result was linted with (absent: not linted)
         self.linted_with: dict[str, ProjectFacts] = {}
         self._outline(list(self.work), parse_always=False)
@@ -419,9 +425,11 @@ class _ProjectRun:
         if not names:
             return set()
         unparsed = sorted(path for path, outline in self.outlines.items() if not outline.parsed)
-        contents = [(path, self.memo.content(self.work[path][0])) for path in unparsed]
-        key = digest("naming", sorted(names), contents) if self.memo.cache.enabled else None
-        found = self.memo.cache.get(key) if key is not None else None
+        found = key = None
+        if self.memo.cache.enabled:
+            contents = [(path, self.memo.content(self.work[path][0])) for path in unparsed]
+            key = digest("naming", sorted(names), contents)
+            found = self.memo.cache.get(key)
         if found is None:
             pattern = re.compile("|".join(re.escape(name) for name in sorted(names)))
             found = set()
@@ -508,9 +516,8 @@ def show_regions(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    others = other_project_files(paths, found.files, resolver) if whole_project and found.files else []
     cache = _cache_for(cache_dir, found.files, resolver)
-    _describe_files(run, work, [(path, resolver.for_path(path)) for path in others], jobs, cache, {})
+    _describe_files(run, work, _context(paths, found.files, resolver, whole_project), jobs, cache, {})
     cache.save()
     return run
 
@@ -544,12 +551,6 @@ def _buffer(data: bytes, filename: str | None, resolver: ConfigResolver) -> tupl
         return path, settings, FileError(str(path), str(error))
 
 
-def _buffer_context(filename: str | None, path: Path, resolver: ConfigResolver, whole_project: bool) -> list:
-    if not (filename and whole_project):
-        return []
-    return [(other, resolver.for_path(other)) for other in other_project_files([path], [path], resolver)]
-
-
 def show_regions_stdin(
     data: bytes,
     filename: str | None,
@@ -563,7 +564,7 @@ def show_regions_stdin(
     if isinstance(text, FileError):
         run.add(str(path), text)
         return run
-    context = _buffer_context(filename, path, resolver, whole_project)
+    context = _context([path], [path], resolver, whole_project and filename is not None)
     cache = _cache_for(cache_dir if filename else None, [path], resolver)
     _describe_files(run, [(path, settings)], context, None, cache, {str(path): text})
     cache.save()
@@ -589,7 +590,7 @@ def check_stdin(
         return CheckRun(errors=[text])
     if not filename:
         return CheckRun(results=[check_text(text, str(path), settings, keep_sources)])
-    context = _buffer_context(filename, path, resolver, whole_project)
+    context = _context([path], [path], resolver, whole_project)
     cache = _cache_for(cache_dir, [path], resolver)
     results = check_files([(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache)
     cache.save()
