@@ -17,6 +17,7 @@ from torchlint.diagnostic import Diagnostic, Location, Related
 from torchlint.parsing import python_syntax_error
 from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
+from torchlint.project_files import outside_packages
 from torchlint.rules import all_rules
 from torchlint.rules.context import Finding
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
@@ -80,13 +81,9 @@ def module_name(path: str, settings: Settings) -> str:
 
 
 def _in_package(path: Path) -> PurePath:
-    """`diffusers/schedulers/scheduling_ddpm.py` from the file up to its top package: the
-    parent folders up to the first that has no `__init__.py` (just the file's name outside
-    any package)."""
-    folder = path.parent
-    while folder != folder.parent and (folder / "__init__.py").is_file():
-        folder = folder.parent
-    return path.relative_to(folder)
+    """`diffusers/schedulers/scheduling_ddpm.py` from the file up to its top package (just
+    the file's name outside any package)."""
+    return path.relative_to(outside_packages(path.parent))
 
 
 @lru_cache(maxsize=64)
@@ -194,23 +191,20 @@ def lint_text(
 
 
 def analyze_text(
-    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None, parse_always: bool = False
+    text: str,
+    path: str,
+    settings: Settings,
+    *,
+    project: ProjectFacts | None = None,
+    parse_always: bool = False,
+    run_rules: bool = True,
 ) -> tuple[list[Diagnostic], FileOutline]:
-    """``lint_text`` for a file of a project, with the outline the project index reads."""
-    diagnostics, outline = _lint(text, path, settings, project, want_outline=True, parse_always=parse_always)
-    if outline is None:
-        outline = unparsed_outline(path, module_name(path, settings), _is_package(path))
-    return diagnostics, outline
+    """``lint_text`` for a file of a project, with the outline the project index reads.
 
-
-def outline_text(
-    text: str, path: str, settings: Settings, *, project: ProjectFacts | None = None, parse_always: bool = False
-) -> tuple[list[Diagnostic], FileOutline]:
-    """A file's outline, no rule run: what the project is solved from. The findings are
-    the file's whole result when it holds no compiled code (a syntax error, unused
-    suppressions); otherwise it is linted once the project is solved."""
+    Without ``run_rules`` only the outline is made, and the findings are those of a file
+    with no compiled code (a syntax error, unused suppressions)."""
     diagnostics, outline = _lint(
-        text, path, settings, project, want_outline=True, parse_always=parse_always, run_rules=False
+        text, path, settings, project, want_outline=True, parse_always=parse_always, run_rules=run_rules
     )
     if outline is None:
         outline = unparsed_outline(path, module_name(path, settings), _is_package(path))

@@ -18,18 +18,23 @@ from torchlint.config import ConfigResolver
 from torchlint.discovery import discover
 
 
+def outside_packages(folder: Path) -> Path:
+    """``folder``, or the first folder above it that is not a package (holds no
+    `__init__.py`): where the top package of what ``folder`` holds sits."""
+    while folder != folder.parent and (folder / "__init__.py").is_file():
+        folder = folder.parent
+    return folder
+
+
 def project_root(path: Path, resolver: ConfigResolver) -> Path:
     settings = resolver.for_path(path)
     if settings.config_path is not None:
         return Path(os.path.abspath(settings.root))
     start = path if path.is_dir() else path.parent
-    folder, top = start, None
-    while (folder / "__init__.py").is_file():
-        top = folder
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    return top if top is not None else start
+    outside = outside_packages(start)
+    if outside == start:
+        return start
+    return outside / start.relative_to(outside).parts[0]  # the top package
 
 
 def _whole_tree(root: Path, resolver: ConfigResolver) -> bool:

@@ -24,7 +24,6 @@ from torchlint.engine import (
     describe_regions,
     dynamo_config_of,
     lint_text,
-    outline_text,
 )
 from torchlint.reporters.paths import display_path
 from torchlint.semantic.dynamo_config import merge
@@ -130,10 +129,11 @@ def _analyze_file(
     if isinstance(text, FileError):
         return FileResult(str(path), errors=[text]), None
     outline: list[FileOutline] = []
-    step = analyze_text if run_rules else outline_text
 
     def analyze() -> FileResult:
-        diagnostics, found = step(text, str(path), settings, project=project, parse_always=parse_always)
+        diagnostics, found = analyze_text(
+            text, str(path), settings, project=project, parse_always=parse_always, run_rules=run_rules
+        )
         outline.append(found)
         return FileResult(str(path), diagnostics, source=text if keep_source and diagnostics else None)
 
