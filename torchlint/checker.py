@@ -13,7 +13,7 @@ from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
 from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut, always_exits
 from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
-from torchlint.semantic.kind_flow import Branches, KindEnv
+from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
@@ -285,8 +285,7 @@ class Checker:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 self._expression(small, ctx)
-            if ctx.kinds is not None:
-                ctx.kinds.after_statement(statement)
+            ctx.kinds.after_statement(statement)
             return
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return  # nested functions are checked on their own, when compiled
@@ -298,8 +297,7 @@ class Checker:
         elif isinstance(statement, cst.For):
             self._expression(statement.target, ctx)
             self._expression(statement.iter, ctx)
-            if ctx.kinds is not None:
-                ctx.kinds.enter_for(statement)
+            ctx.kinds.enter_for(statement)
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expression(item.item, ctx)
@@ -335,7 +333,7 @@ class Checker:
         self._expression(statement.test, ctx)
         ruled_out = ctx.ruled_out
         # Each branch starts from the kinds before the `if`; after it they are joined.
-        branches = ctx.kinds.branches() if ctx.kinds is not None else Branches(None)
+        branches = ctx.kinds.branches()
         if statement.body not in ruled_out:
             self._suite(statement.body, ctx)
             branches.branch_done(always_exits(statement.body))

@@ -231,25 +231,22 @@ class Branches:
     Each branch's changes are read from the environment's journal and undone, so an `if`
     costs what its branches change, not what the function holds."""
 
-    def __init__(self, env: KindEnv | None) -> None:
+    def __init__(self, env: KindEnv) -> None:
         self.env = env
-        self.mark = env.journal.mark() if env is not None else 0
+        self.mark = env.journal.mark()
         # What each branch that goes on changed: (container, name) -> the value it left.
         self.outcomes: list[dict[tuple[int, str], object]] = []
 
     def branch_done(self, exits: bool) -> None:
-        if self.env is None:
-            return
         if not exits:
             self.outcomes.append(self.env.journal.changes_since(self.mark))
         self.env.journal.undo_to(self.mark)
 
     def falls_through(self) -> None:
-        if self.env is not None:
-            self.outcomes.append({})
+        self.outcomes.append({})
 
     def close(self) -> None:
-        if self.env is not None and self.outcomes:
+        if self.outcomes:
             self.env.merge(self.outcomes)
 
 

@@ -101,7 +101,7 @@ class ProjectIndex:
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
         self._passed: dict[Node, dict[str, Kind]] | None = None
         self._facts: dict[str, ProjectFacts | None] = {}
-        self._split: dict[int, tuple[dict, dict]] = {}
+        self._passed_in: dict[str, dict[str, dict[str, Kind]]] | None = None
         self._solved = False
 
     # Names ----------------------------------------------------------------------
@@ -360,7 +360,9 @@ class ProjectIndex:
         self.blocked = blocked
         self.compiled = reach(((node, reason) for node, reason, _, _ in entries), self.edges, blocked, self._reason)
         self.fullgraph = fullgraph_only([(node, explicit, fg) for node, _, explicit, fg in entries], self.edges, blocked)
-        self._fullgraph_table = dict.fromkeys(self.fullgraph)
+        # Grouped by file once: facts are asked for every file of a large project.
+        self._compiled_in = _by_file(self.compiled)
+        self._fullgraph_in = _by_file(dict.fromkeys(self.fullgraph))
         self._solved = True
 
     def _reason(self, how: str, source: Node, target: Node) -> str:
@@ -379,12 +381,14 @@ class ProjectIndex:
         if not self._solved:
             self.solve()
         outline = self.files[path]
-        compiled = self._by_path(self.compiled).get(path, {})
-        fullgraph = frozenset(self._by_path(self._fullgraph_table).get(path, ()))
+        compiled = self._compiled_in.get(path, {})
+        fullgraph = frozenset(self._fullgraph_in.get(path, ()))
         if not outline.parsed and not compiled:
             return None
         disabled_imports = self.disabled_imports(path) if compiled else frozenset()
-        parameter_kinds = self._by_path(self.passed()).get(path, {})
+        if self._passed_in is None:
+            self._passed_in = _by_file(self.passed())
+        parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if outline.parsed and unchanged and not (disabled_imports or parameter_kinds or held_tensors):
@@ -402,16 +406,6 @@ class ProjectIndex:
             parameter_kinds=parameter_kinds,
             held_tensors=held_tensors,
         )
-
-    def _by_path(self, found: dict[Node, object]) -> dict[str, dict[str, object]]:
-        """``found`` split by file, once per table: asked for every file of a large project."""
-        split = self._split.get(id(found))
-        if split is None or split[0] is not found:
-            grouped: dict[str, dict[str, object]] = {}
-            for (where, qualname), value in found.items():
-                grouped.setdefault(where, {})[qualname] = value
-            split = self._split[id(found)] = (found, grouped)
-        return split[1]
 
     # Kinds across files -------------------------------------------------------------
 
@@ -477,6 +471,14 @@ class ProjectIndex:
     def plain_facts(self) -> ProjectFacts:
         """For a file the rest of the project changes nothing in: the shared config only."""
         return ProjectFacts(dynamo_config=self.dynamo_config)
+
+
+def _by_file(found: dict[Node, object]) -> dict[str, dict[str, object]]:
+    """path -> {qualified name: value} of a table keyed by function."""
+    grouped: dict[str, dict[str, object]] = {}
+    for (where, qualname), value in found.items():
+        grouped.setdefault(where, {})[qualname] = value
+    return grouped
 
 
 @dataclass(frozen=True)
