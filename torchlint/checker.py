@@ -11,23 +11,19 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
-from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut, always_exits
+from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut
 from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
 from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
+from torchlint.semantic.statement_flow import FlowEvents, SimpleStatements, walk_function
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 
 # Under `fullgraph=True` any break is an error: every finding there says so.
 FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
-
-# Blocks whose body Dynamo cannot resume in after a graph break: a break there makes it
-# skip the whole function (TL6xx reads them).
-FRAME_BLOCKS = (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)
-
 
 class LintContext:
     """The state of the walk through one file, and the answers to what rules ask about it:
@@ -258,7 +254,7 @@ class Checker:
                 ctx.ruled_out = guarded.ruled_out(function)
                 ctx.kinds = ctx.file_kinds.env(function)
                 first = len(ctx.findings)
-                self._suite(function.node.body, ctx)
+                walk_function(ctx.kinds, _RuleWalk(self, ctx))
                 for finish in self.finishers:
                     finish(ctx.findings[first:], ctx)
         # File-wide rules look at no function in particular.
@@ -266,88 +262,6 @@ class Checker:
         for finish in self.file_finishers:
             finish(list(ctx.findings), ctx)
         return ctx.findings
-
-    # Statements -----------------------------------------------------------------
-
-    def _suite(self, suite: cst.BaseSuite, ctx: LintContext) -> None:
-        if isinstance(suite, cst.SimpleStatementSuite):
-            for small in suite.body:
-                self._expression(small, ctx)
-            return
-        for statement in suite.body:
-            if statement in ctx.ruled_out:
-                break  # after a branch that always exits while compiling
-            self._statement(statement, ctx)
-
-    def _statement(self, statement: cst.CSTNode, ctx: LintContext) -> None:
-        ctx.statement = statement
-        self._notify(statement, ctx)
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                self._expression(small, ctx)
-            ctx.kinds.after_statement(statement)
-            return
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            return  # nested functions are checked on their own, when compiled
-        if isinstance(statement, cst.If):
-            self._if(statement, ctx)
-            return
-        if isinstance(statement, cst.While):
-            self._expression(statement.test, ctx)
-        elif isinstance(statement, cst.For):
-            self._expression(statement.target, ctx)
-            self._expression(statement.iter, ctx)
-            ctx.kinds.enter_for(statement)
-        elif isinstance(statement, cst.With):
-            for item in statement.items:
-                self._expression(item.item, ctx)
-        elif isinstance(statement, cst.Match):
-            self._expression(statement.subject, ctx)
-            for case in statement.cases:
-                self._suite(case.body, ctx)
-            return
-        self._nested_blocks(statement, ctx)
-
-    def _nested_blocks(self, statement: cst.CSTNode, ctx: LintContext) -> None:
-        body = getattr(statement, "body", None)
-        if isinstance(body, cst.BaseSuite):
-            frame_block = isinstance(statement, FRAME_BLOCKS)
-            if frame_block:
-                ctx.enclosing.append(statement)
-            try:
-                self._suite(body, ctx)
-            finally:
-                if frame_block:
-                    ctx.enclosing.pop()
-        for handler in getattr(statement, "handlers", ()):
-            ctx.statement = handler
-            if handler.type is not None:
-                self._expression(handler.type, ctx)
-            self._suite(handler.body, ctx)
-        for name in ("orelse", "finalbody"):
-            block = getattr(statement, name, None)
-            if block is not None:
-                self._suite(block.body, ctx)
-
-    def _if(self, statement: cst.If, ctx: LintContext) -> None:
-        self._expression(statement.test, ctx)
-        ruled_out = ctx.ruled_out
-        # Each branch starts from the kinds before the `if`; after it they are joined.
-        branches = ctx.kinds.branches()
-        if statement.body not in ruled_out:
-            self._suite(statement.body, ctx)
-            branches.branch_done(always_exits(statement.body))
-        orelse = statement.orelse
-        if orelse is not None and orelse not in ruled_out:
-            if isinstance(orelse, cst.If):
-                self._statement(orelse, ctx)
-                branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
-            else:
-                self._suite(orelse.body, ctx)
-                branches.branch_done(always_exits(orelse.body))
-        elif orelse is None and ruled_out.verdict(statement) is not True:
-            branches.falls_through()
-        branches.close()
 
     # Expressions ----------------------------------------------------------------
 
@@ -383,3 +297,34 @@ class Checker:
             return None
 
         walk(root, visit)
+
+
+class _RuleWalk(FlowEvents):
+    """The rules' view of the walk: each statement and expression Dynamo traces goes to the
+    rules that asked for its kind of node, with the kinds as they are at that point."""
+
+    def __init__(self, checker: Checker, ctx: LintContext) -> None:
+        self.checker = checker
+        self.ctx = ctx
+
+    def simple(self, statements: SimpleStatements) -> None:
+        if isinstance(statements, cst.SimpleStatementLine):
+            self.compound(statements)
+        for small in statements.body:
+            self.checker._expression(small, self.ctx)
+
+    def compound(self, statement: cst.BaseStatement) -> None:
+        self.ctx.statement = statement
+        self.checker._notify(statement, self.ctx)
+
+    def header(self, expression: cst.CSTNode) -> None:
+        self.checker._expression(expression, self.ctx)
+
+    def handler(self, handler: cst.CSTNode) -> None:
+        self.ctx.statement = handler
+
+    def enter_frame_block(self, statement: cst.BaseCompoundStatement) -> None:
+        self.ctx.enclosing.append(statement)
+
+    def leave_frame_block(self, statement: cst.BaseCompoundStatement) -> None:
+        self.ctx.enclosing.pop()

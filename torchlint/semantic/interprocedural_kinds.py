@@ -242,7 +242,7 @@ def _infer_returns(env: KindEnv) -> _Returns:
     tuples: list[list[Kind]] = []
 
     def record(node: cst.CSTNode) -> None:
-        if not isinstance(node, cst.SimpleStatementLine):
+        if not isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             return
         for small in node.body:
             if not isinstance(small, cst.Return):

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.cst_walk import nested_blocks
 from torchlint.semantic.expression_kinds import ExpressionKinds
-from torchlint.semantic.guards import always_exits
 from torchlint.semantic.kind_vocabulary import (
     MODULE,
     PYTHON,
@@ -30,6 +28,7 @@ from torchlint.semantic.kind_vocabulary import (
 from torchlint.semantic.parameter_binding import bind_parameters
 from torchlint.semantic.scopes import qualified_name
 from torchlint.semantic.shape_facts import ShapeFacts
+from torchlint.semantic.statement_flow import FlowEvents, walk_function
 from torchlint.semantic.summary import FunctionInfo
 from torchlint.semantic.undo_journal import ABSENT, Journal, JournaledDict
 
@@ -62,7 +61,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
 
     def after_statement(self, statement: cst.CSTNode) -> None:
         """Record what a simple statement binds."""
-        if isinstance(statement, cst.SimpleStatementLine):
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in statement.body:
                 self._small_statement(small)
 
@@ -156,48 +155,10 @@ class KindEnv(ExpressionKinds, ShapeFacts):
     # -- the walk -----------------------------------------------------------------
 
     def run(self, visit: Callable[[cst.CSTNode], object]) -> None:
-        """Run through the body as Dynamo traces it, calling ``visit`` on each simple statement
-        line and each compound statement's header expressions before what they bind is
-        recorded. What the guards rule out is skipped, as the checker skips it."""
-        self._run_suite(self.function.node.body, visit)
-
-    def _run_suite(self, suite: cst.BaseSuite, visit: Callable[[cst.CSTNode], object]) -> None:
-        body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
-        for statement in body:
-            if statement in self.ruled_out:
-                break  # after a branch that always exits while compiling
-            if isinstance(statement, cst.SimpleStatementLine):
-                visit(statement)
-                self.after_statement(statement)
-            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            elif isinstance(statement, cst.If):
-                self._run_if(statement, visit)
-            else:
-                for header in _headers(statement):
-                    visit(header)
-                if isinstance(statement, cst.For):
-                    self.enter_for(statement)
-                for block in nested_blocks(statement):
-                    self._run_suite(block, visit)
-
-    def _run_if(self, statement: cst.If, visit: Callable[[cst.CSTNode], object]) -> None:
-        visit(statement.test)
-        branches = self.branches()
-        if statement.body not in self.ruled_out:
-            self._run_suite(statement.body, visit)
-            branches.branch_done(always_exits(statement.body))
-        orelse = statement.orelse
-        if orelse is not None and orelse not in self.ruled_out:
-            if isinstance(orelse, cst.If):
-                self._run_if(orelse, visit)
-                branches.branch_done(always_exits(cst.IndentedBlock(body=[orelse])))
-            else:
-                self._run_suite(orelse.body, visit)
-                branches.branch_done(always_exits(orelse.body))
-        elif orelse is None and self.ruled_out.verdict(statement) is not True:
-            branches.falls_through()
-        branches.close()
+        """Run through the body as Dynamo traces it (`statement_flow`), calling ``visit`` on
+        each group of simple statements and each expression a compound statement evaluates
+        itself, before what they bind is recorded."""
+        walk_function(self, _Visiting(visit))
 
     # -- branches -----------------------------------------------------------------
 
@@ -224,6 +185,17 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             self.join_shape_facts(name, left, bound)
 
 
+class _Visiting(FlowEvents):
+    def __init__(self, visit: Callable[[cst.CSTNode], object]) -> None:
+        self.visit = visit
+
+    def simple(self, statements: cst.CSTNode) -> None:
+        self.visit(statements)
+
+    def header(self, expression: cst.CSTNode) -> None:
+        self.visit(expression)
+
+
 class Branches:
     """Kinds across an `if`: each branch starts from the kinds before it, and afterwards a
     name holds what any branch that goes on may have left in it.
@@ -248,19 +220,6 @@ class Branches:
     def close(self) -> None:
         if self.outcomes:
             self.env.merge(self.outcomes)
-
-
-def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
-    """The expressions a compound statement evaluates itself, outside its blocks."""
-    if isinstance(statement, cst.While):
-        return [statement.test]
-    if isinstance(statement, cst.For):
-        return [statement.iter]
-    if isinstance(statement, cst.With):
-        return [item.item for item in statement.items]
-    if isinstance(statement, cst.Match):
-        return [statement.subject]
-    return []
 
 
 def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:
