@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from torchlint.cli import cli
 from torchlint.config import ConfigResolver, Settings
 from torchlint.engine import describe_regions, lint_text
-from torchlint.runner import _ProjectRun
+from torchlint.cache import Cache
+from torchlint.runner import _Memo, _ProjectRun
 from torchlint.workers import Workers
 
 # A module whose forward prints: one TL101 at 7:9.
@@ -72,7 +73,7 @@ def indexed_regions(paths: list[Path]) -> set[str]:
     resolver = ConfigResolver()
     work = [(path, resolver.for_path(path)) for path in paths]
     with Workers(1) as workers:
-        run = _ProjectRun(work, workers, keep_sources=False)
+        run = _ProjectRun(work, _Memo(workers, Cache(None), {}), keep_sources=False)
     for path, settings in work:
         facts = run.facts(str(path))
         from_index = {q for (where, q) in run.index.compiled if where == str(path)}

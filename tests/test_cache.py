@@ -177,3 +177,67 @@ def test_concurrent_runs_leave_a_cache_that_reads_back(pkg: Path) -> None:
 def test_digests_do_not_depend_on_set_order() -> None:
     assert digest(frozenset({"a", "b", "c"}), {"x": 1, "y": 2}) == digest(frozenset({"c", "b", "a"}), {"y": 2, "x": 1})
     assert digest(("a", "b")) != digest(("b", "a"))
+
+
+OTHERS = {f"pkg/layer_{index}.py": f"import torch\n\n\nclass Layer{index}(torch.nn.Module):\n    def forward(self, x):\n        return x * {index}\n" for index in range(4)}
+
+
+def _parsing_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each text the engine parses, from now on."""
+    import torchlint.engine
+
+    parsed: list[int] = []
+    real = torchlint.engine.parse
+
+    def counted(text: str):
+        parsed.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(torchlint.engine, "parse", counted)
+    return parsed
+
+
+def _check_named(pkg: Path, named: str, cache: Cache) -> list:
+    resolver = ConfigResolver()
+    files = sorted((pkg / "pkg").glob("*.py"))
+    work = [(path, resolver.for_path(path)) for path in files if path.name == named]
+    context = [(path, resolver.for_path(path)) for path in files if path.name != named]
+    found = check_files(work, context=context, cache=cache)
+    cache.save()
+    return [(d.location.row, d.code) for result in found for d in result.diagnostics]
+
+
+def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(pkg, OTHERS)
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
+    edited = UTILS.replace("    return x\n", "    print(x.shape)\n    return x\n")
+    (pkg / "pkg/utils.py").write_text(edited)
+    parsed = _parsing_counted(monkeypatch)
+    warm = Cache(pkg / "cache", "pkg")
+    assert _check_named(pkg, "utils.py", warm) == [(2, "TL101"), (3, "TL101")]
+    # Parsed to outline it and to lint it with what model.py tells it; nothing the cache
+    # holds about another file is read back: the last run's record vouches for them.
+    assert parsed and set(parsed) == {len(edited)}
+    assert {Path(owner).name for owner in warm.owners_used} == {"utils.py", "<run record>"}
+    assert _check_named(pkg, "utils.py", Cache(None)) == [(2, "TL101"), (3, "TL101")]
+
+
+def test_an_edit_elsewhere_in_the_project_reaches_the_named_file(pkg: Path) -> None:
+    write(pkg, OTHERS)
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
+    (pkg / "pkg/model.py").write_text(MODEL.replace("return helper(x)", "return x"))
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == []
+    (pkg / "pkg/model.py").write_text(MODEL)
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
+
+
+def test_an_edit_that_changes_what_a_file_tells_the_project_runs_the_project(pkg: Path) -> None:
+    """utils.py now hands the tensor to a helper of layer_0.py: its outline changed, so the
+    project is solved again, and the new callee's branch is a finding of layer_0.py."""
+    write(pkg, {**OTHERS, "pkg/layer_0.py": "def check(v):\n    if v:\n        return 1\n    return 0\n"})
+    cache_folder = pkg / "cache"
+    assert _check_named(pkg, "layer_0.py", Cache(cache_folder, "pkg")) == []
+    (pkg / "pkg/utils.py").write_text("import torch\nfrom pkg.layer_0 import check\n\n\ndef helper(x):\n    check(torch.ones(1))\n    return x\n")
+    assert _check_named(pkg, "utils.py", Cache(cache_folder, "pkg")) == []
+    assert _check_named(pkg, "layer_0.py", Cache(cache_folder, "pkg")) == [(2, "TL201")]
+    assert _check_named(pkg, "layer_0.py", Cache(None)) == [(2, "TL201")]

@@ -130,6 +130,11 @@ class Cache:
         self.hits += 1
         return entry[1]
 
+    @property
+    def owners_used(self) -> set[str]:
+        """The files (and "" for the project) whose entries this run read or wrote."""
+        return {owner for owner, _ in self._used.values()}
+
     def put(self, key: str, value: object, owner: str) -> None:
         if self._file is not None:
             self._used[key] = (owner, value)
@@ -138,7 +143,7 @@ class Cache:
         """(key, owner, pickled value) of the entries this run used, and of those about
         files it did not look at (a run on one file keeps what the others' runs stored);
         stale entries of the files it did look at drop out."""
-        touched = {owner for owner, _ in self._used.values()}
+        touched = self.owners_used
         for key, (owner, blob) in self._stored.items():
             if owner not in touched and key not in self._used:
                 yield key, owner, blob
@@ -194,7 +199,7 @@ class Cache:
             return
 
     def _drops_stale(self) -> bool:
-        touched = {owner for owner, _ in self._used.values()}
+        touched = self.owners_used
         return any(owner in touched and key not in self._used for key, (owner, _) in self._stored.items())
 
 

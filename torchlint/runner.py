@@ -26,6 +26,7 @@ from torchlint.engine import (
     lint_text,
 )
 from torchlint.reporters.paths import display_path
+from torchlint.run_record import FileRecord, RunRecord, Stamp, Step, stamp_of
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
 from torchlint.project_files import other_project_files, project_roots
@@ -260,11 +261,86 @@ def check_files(
     cache = cache if cache is not None else Cache(None)
     everything = [*work, *context]
     with _workers(jobs, len(everything)) as workers:
+        memo = _Memo(workers, cache, texts)
         if len(everything) < 2:
             items = [(path, settings, None, texts.get(str(path))) for path, settings in work]
-            return _Memo(workers, cache, texts).check(items, keep_sources)
-        results = _ProjectRun(everything, workers, keep_sources, cache, texts).final_results()
+            return memo.check(items, keep_sources)
+        record = cache.get(_record_key(keep_sources))
+        record = record if isinstance(record, RunRecord) else None
+        memo.known = record.files if record is not None else {}
+        results = _replay(memo, record, [str(path) for path, _ in work], everything, keep_sources)
+        if results is None:
+            results = _ProjectRun(everything, memo, keep_sources).final_results()
     return [results[str(path)] for path, _ in work]
+
+
+# The run record is about no one file: a run on a few files replaces it, and keeps the
+# project's other entries.
+_RECORD_OWNER = "<run record>"
+
+
+def _record_key(keep_sources: bool) -> str:
+    # Reasons name other files relative to the current folder.
+    return digest("run-record", str(Path.cwd()), keep_sources)
+
+
+def _names_one(text: str | None, names: Sequence[str]) -> bool:
+    return text is not None and re.search("|".join(re.escape(name) for name in names), text) is not None
+
+
+def _replay(
+    memo: _Memo,
+    record: RunRecord | None,
+    named: list[str],
+    everything: list[tuple[Path, Settings]],
+    keep_sources: bool,
+) -> dict[str, FileResult] | None:
+    """The named files' results without a project run, when the last run of this project
+    recorded every other file as it is now and the named files' steps, done again, give
+    back what they gave then (see `run_record`); None when a run is needed."""
+    files = {str(path): (path, settings) for path, settings in everything}
+    if record is None or record.files.keys() != files.keys():
+        return None
+    named_set = set(named)
+    for path, (file, settings) in files.items():
+        known = record.files[path]
+        if memo.form(settings) != known.settings or (path not in named_set and memo.content(file) != known.content):
+            return None
+    results = {}
+    redone = {}
+    for path in named:
+        file, settings = files[path]
+        steps = record.files[path].steps
+        result = _redo(memo, record, file, settings, steps, keep_sources)
+        redone[path] = memo.record(file, settings, steps)
+        if result is None or redone[path] is None:
+            return None
+        results[path] = result
+    memo.cache.put(_record_key(keep_sources), record.with_files(redone), _RECORD_OWNER)
+    return results
+
+
+def _redo(
+    memo: _Memo, record: RunRecord, file: Path, settings: Settings, steps: Sequence[Step], keep_sources: bool
+) -> FileResult | None:
+    """One file's recorded steps done again: its last result, or None at the first step
+    that gives back something else."""
+    text = memo.texts.get(str(file))
+    result = None
+    for step, given, gave in steps:
+        if step == "config":
+            got = digest(memo.dynamo_configs([(file, settings, None, text)])[0])
+        elif step == "outline":
+            result, _, got = memo.outline([(file, settings, record.plain, text)], keep_sources, given, True)[0]
+        elif step == "naming" and given in record.namings:
+            got = _names_one(memo.text(file), record.namings[given])
+        elif step == "lint" and isinstance(facts := memo.cache.get(given), ProjectFacts):
+            result, _, got = memo.lint([(file, settings, facts, text)], keep_sources)[0]
+        else:
+            return None
+        if got != gave:
+            return None
+    return result
 
 
 class _Memo:
@@ -276,21 +352,36 @@ class _Memo:
         self.cache = cache
         self.texts = texts
         self._content: dict[str, str | None] = {}
+        self._stamps: dict[str, Stamp | None] = {}
         self._texts: dict[str, str | None] = {}
         self._forms: dict[int, tuple[object, str]] = {}
+        # what the last run recorded of each file: its hash holds while its stat is the same
+        self.known: Mapping[str, FileRecord] = {}
 
     def content(self, path: Path) -> str | None:
         """A hash of the file's bytes; None when it cannot be read (never cached)."""
         key = str(path)
         if key not in self._content:
             text = self.texts.get(key)
-            try:
-                data = text.encode("utf-8", "surrogatepass") if text is not None else path.read_bytes()
-            except OSError:
-                self._content[key] = None
+            stamp = stamp_of(path) if text is None else None
+            known = self.known.get(key)
+            if stamp is not None and known is not None and known.stamp == stamp:
+                self._content[key] = known.content
             else:
-                self._content[key] = hashlib.blake2b(data, digest_size=32).hexdigest()
+                try:
+                    data = text.encode("utf-8", "surrogatepass") if text is not None else path.read_bytes()
+                except OSError:
+                    self._content[key] = None
+                else:
+                    self._content[key] = hashlib.blake2b(data, digest_size=32).hexdigest()
+            self._stamps[key] = stamp
         return self._content[key]
+
+    def record(self, path: Path, settings: Settings, steps: Sequence[Step]) -> FileRecord | None:
+        content = self.content(path)
+        if content is None:
+            return None
+        return FileRecord(content, self._stamps.get(str(path)), self.form(settings), tuple(steps))
 
     def text(self, path: Path) -> str | None:
         """The file's text, read once per run; None when it cannot be read or decoded."""
@@ -307,9 +398,15 @@ class _Memo:
         if content is None:
             return None
         # torchlint's own code is not in the key: each version of it has a cache file of its own.
-        return digest(step, str(path), content, self._form(settings), *map(self._form, facts))
+        return digest(step, str(path), content, self.form(settings), *map(self.form, facts))
 
-    def _form(self, value: object) -> object:
+    def keep_facts(self, facts: ProjectFacts, owner: str) -> str:
+        """Cache ``facts`` for a later run to lint ``owner`` with again; their key."""
+        key = digest("facts", self.form(facts))
+        self.cache.put(key, facts, owner)
+        return key
+
+    def form(self, value: object) -> object:
         """A digest standing for settings or facts that many files share, worked out once."""
         if not isinstance(value, (Settings, ProjectFacts)):
             return value
@@ -367,22 +464,19 @@ class _ProjectRun:
     ``run_rules=False`` (for `--show-regions`) outlines and solves, and lints nothing.
     """
 
-    def __init__(
-        self,
-        work: list[tuple[Path, Settings]],
-        workers: Workers,
-        keep_sources: bool,
-        cache: Cache | None = None,
-        texts: Mapping[str, str] = {},
-        run_rules: bool = True,
-    ) -> None:
+    def __init__(self, work: list[tuple[Path, Settings]], memo: _Memo, keep_sources: bool, run_rules: bool = True) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
         self.run_rules = run_rules
-        self.texts = texts
+        self.texts = memo.texts
         self.keep_sources = keep_sources
-        self.memo = _Memo(workers, cache if cache is not None else Cache(None), texts)
+        self.memo = memo
+        # path -> the steps its file went through, in order, for the run's record
+        self.steps: dict[str, list[Step]] = {path: [] for path in self.work}
+        self.namings: dict[str, tuple[str, ...]] = {}
         ordered = sorted(self.work)
         configs = self.memo.dynamo_configs([self._item(path, None) for path in ordered])
+        for path, config in zip(ordered, configs):
+            self.steps[path].append(("config", None, digest(config)))
         self.plain = ProjectFacts(dynamo_config=merge(configs))
         self.results: dict[str, FileResult] = {}
         self.outlines: dict[str, FileOutline] = {}
@@ -426,19 +520,19 @@ class _ProjectRun:
             return set()
         unparsed = sorted(path for path, outline in self.outlines.items() if not outline.parsed)
         found = key = None
+        searched = tuple(sorted(names))
+        names_key = digest("names", searched)
+        self.namings[names_key] = searched
         if self.memo.cache.enabled:
             contents = [(path, self.memo.content(self.work[path][0])) for path in unparsed]
-            key = digest("naming", sorted(names), contents)
+            key = digest("naming", searched, contents)
             found = self.memo.cache.get(key)
         if found is None:
-            pattern = re.compile("|".join(re.escape(name) for name in sorted(names)))
-            found = set()
-            for path in unparsed:
-                text = self.memo.text(self.work[path][0])
-                if text is not None and pattern.search(text):
-                    found.add(path)
+            found = {path for path in unparsed if _names_one(self.memo.text(self.work[path][0]), searched)}
             if key is not None:
                 self.memo.cache.put(key, found, "")
+        for path in unparsed:
+            self.steps[path].append(("naming", names_key, path in found))
         return found
 
     def _outline(self, paths: list[str], parse_always: bool) -> None:
@@ -446,6 +540,7 @@ class _ProjectRun:
         outlined = self.memo.outline(items, self.keep_sources, parse_always, self.run_rules)
         for path, (result, outline, outline_id) in zip(paths, outlined):
             self.results[path] = result
+            self.steps[path].append(("outline", parse_always, outline_id))
             if self.run_rules:
                 self.linted_with[path] = self.plain
             if outline is not None:
@@ -469,7 +564,19 @@ class _ProjectRun:
             if not stale or not self._lint(stale):
                 break
             self.index = self._new_index()
+        self._keep_record()
         return self.results
+
+    def _keep_record(self) -> None:
+        if not self.memo.cache.enabled:
+            return
+        files = {}
+        for path, steps in self.steps.items():
+            record = self.memo.record(self.work[path][0], self.work[path][1], steps)
+            if record is None:
+                return  # a file that could not be read is read again next time
+            files[path] = record
+        self.memo.cache.put(_record_key(self.keep_sources), RunRecord(self.plain, files, self.namings), _RECORD_OWNER)
 
     def _lint(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
@@ -478,6 +585,8 @@ class _ProjectRun:
         changed = False
         for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, linted):
             self.results[path] = result
+            facts_key = self.memo.keep_facts(facts, path)
+            self.steps[path].append(("lint", facts_key, passed_id))
             self.linted_with[path] = facts
             if passed is not None and passed != self.outlines[path].passed:
                 self.outlines[path] = replace(self.outlines[path], passed=passed)
@@ -532,7 +641,8 @@ def _describe_files(
 ) -> None:
     everything = [*work, *context]
     with _workers(jobs, len(everything)) as workers:
-        project = _ProjectRun(everything, workers, False, cache, texts, run_rules=False) if len(everything) > 1 else None
+        memo = _Memo(workers, cache, texts)
+        project = _ProjectRun(everything, memo, False, run_rules=False) if len(everything) > 1 else None
         items = [
             (path, settings, project.facts(str(path)) if project else None, texts.get(str(path)))
             for path, settings in work

@@ -1,0 +1,55 @@
+"""What a project run did with each of its files, kept so that a later run on a few edited
+files can redo only their steps.
+
+A project run is a chain of pure per-file steps. Each takes what the project told the
+file so far (facts solved from every file's earlier steps) and gives back what the file
+tells the project (its outline, the kinds its calls pass). When every other file is
+unchanged and an edited file gives back, step for step, what it gave before, no file is
+told anything new: every other step, and so the end of the run, is as recorded. The
+pre-commit and editor case (one file edited inside a function) is then one file's work.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from torchlint.semantic.project import ProjectFacts
+
+# One step of a file: (what it is, what it was given, what it gave back)
+#   ("config", None, digest of its `torch._dynamo.config` assignments)
+#   ("outline", parse_always, digest of the outline)
+#   ("naming", key of the names searched for, whether the text names one)
+#   ("lint", cache key of the facts it was linted with, digest of the kinds its calls pass)
+Step = tuple[str, object, object]
+# (st_mtime_ns, st_size, st_ino): a file whose stat is unchanged is taken to be unchanged.
+Stamp = tuple[int, int, int]
+
+
+def stamp_of(path: Path) -> Stamp | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    content: str  # hash of the bytes the steps read
+    stamp: Stamp | None  # the file's stat when they were read
+    settings: str  # digest of its settings
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    # the facts every file starts from: the project's `torch._dynamo.config`
+    plain: ProjectFacts
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    # key of a "naming" step -> the class names it searched for
+    namings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def with_files(self, changed: dict[str, FileRecord]) -> RunRecord:
+        return replace(self, files={**self.files, **changed})
