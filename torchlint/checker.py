@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 
 import libcst as cst
@@ -36,15 +35,19 @@ class LintContext:
         guarded: GuardedFile,
         profile: CompileProfile,
         project_facts: ProjectFacts | None = None,
+        call_index: CallIndex | None = None,
     ) -> None:
         """``guarded``: what the file's guards rule out, which the walk skips and the kinds
-        leave out."""
+        leave out. ``call_index``: the file's call resolver, the region graph's."""
         self.summary = summary
         self.regions = regions
         self.guarded = guarded
         self.guards = guarded.guards
         self.profile = profile
         self.project_facts = project_facts
+        module_classes = project_facts.module_classes if project_facts is not None else {}
+        # Resolves calls to the file's functions and classes, for regions, kinds and rules.
+        self.call_index = call_index if call_index is not None else CallIndex(summary, module_classes)
         self.function: FunctionInfo | None = None
         self.statement: cst.CSTNode | None = None
         self.findings: list[Finding] = []
@@ -58,8 +61,9 @@ class LintContext:
             summary,
             scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
             shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
-            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._held_method),
+            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors),
             guarded=guarded,
+            index=self.call_index,
         )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
@@ -86,12 +90,6 @@ class LintContext:
                         found = found | self.file_kinds.members.tensor_members(cls)
             self._held[key] = found
         return self._held[key]
-
-    def _held_method(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
-        for target, _ in self.call_index.held_targets(call.func, caller) or ():
-            if isinstance(target, FunctionInfo):
-                return target
-        return None
 
     def record_passed(self, call: cst.Call) -> None:
         """Keep the tensors a call passes where it may run code of another file: the project
@@ -120,12 +118,6 @@ class LintContext:
     def is_data_dependent(self, node: cst.BaseExpression) -> bool:
         """A tensor, or a number Dynamo captured from one: Python cannot branch on either."""
         return is_data_dependent(self.kind_of(node))
-
-    @functools.cached_property
-    def call_index(self) -> CallIndex:
-        """Resolves calls to the file's functions and classes; built once per file, on first use."""
-        module_classes = self.project_facts.module_classes if self.project_facts is not None else {}
-        return CallIndex(self.summary, module_classes)
 
     @property
     def in_fullgraph(self) -> bool:
@@ -234,13 +226,15 @@ class Checker:
         project_facts: ProjectFacts | None = None,
         passed: dict[int, dict[int | str, Kind]] | None = None,
         guarded: GuardedFile | None = None,
+        call_index: CallIndex | None = None,
     ) -> list[Finding]:
         """``passed``, when given, receives the tensors each compiled call passes (by the
-        call's id), for the project index. ``guarded`` lends what the region graph already
-        worked out about the file's guards (it must read them with this checker's)."""
+        call's id), for the project index. ``guarded`` and ``call_index`` lend what the
+        region graph already worked out about the file's guards (it must read them with
+        this checker's) and its calls."""
         if guarded is None or guarded.guards is not self.guards:
             guarded = GuardedFile(summary, self.guards)
-        ctx = LintContext(summary, regions, guarded, profile or CompileProfile(), project_facts)
+        ctx = LintContext(summary, regions, guarded, profile or CompileProfile(), project_facts, call_index)
         ctx.passed = passed
         # With no rule enabled the walk still records what the file passes to other files:
         # their findings depend on it.

@@ -256,7 +256,7 @@ def _lint(
                 checker = _checker(enabled, settings.guard_functions, profile.torch_version)
                 findings = checker.run(
                     summary, regions, profile, project_facts=project, passed=passed if want_outline else None,
-                    guarded=graph.guarded,
+                    guarded=graph.guarded, call_index=graph.index,
                 )
                 diagnostics = _diagnostics(findings, parsed, path)
             if want_outline:

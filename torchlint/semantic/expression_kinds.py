@@ -202,15 +202,18 @@ class ExpressionKinds:
         if isinstance(func, cst.Attribute):
             return self._method_call(func, node)
         if isinstance(func, cst.Name):
-            local = self.names.get(func.value)
-            if local is MODULE:
+            if self.names.get(func.value) is MODULE:
                 return TENSOR
-            project = self.file_kinds.module_function(func.value)
-            if project is not None and func.value not in self.names:
-                return self.file_kinds.return_kind(project, self.depth)
+            if func.value not in self.names:
+                return self._returned(node)
         if isinstance(func, cst.Subscript) and self.kind_of(func.value) is MODULE:
             return TENSOR  # self.layers[i](x)
         return UNKNOWN
+
+    def _returned(self, call: cst.Call) -> Kind:
+        """What a call of a function of this file returns."""
+        callee = self.file_kinds.callee(call, self.function)
+        return self.file_kinds.return_kind(callee, self.depth) if callee is not None else UNKNOWN
 
     def _named_call(self, name: str, node: cst.Call) -> Kind | None:
         if name.startswith("torch."):
@@ -257,7 +260,7 @@ class ExpressionKinds:
         receiver = func.value
         if isinstance(receiver, cst.Name) and receiver.value == self.self_name:
             if self.owner is not None and method in self.owner.methods:
-                return self.file_kinds.return_kind(self.owner.methods[method], self.depth)
+                return self._returned(node)
             kind = self._self_attribute(method)
             return TENSOR if kind is MODULE else UNKNOWN
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":

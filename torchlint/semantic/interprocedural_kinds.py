@@ -19,6 +19,7 @@ from torchlint.semantic.guards import GuardedFile, GuardEvaluator, RuledOut
 from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import PYTHON, UNKNOWN, Kind, join_kinds
 from torchlint.semantic.member_kinds import MemberKinds
+from torchlint.semantic.regions import CallIndex
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 # How deep return kinds of project functions are followed.
@@ -43,9 +44,6 @@ class Elsewhere(NamedTuple):
     parameters: Callable[[FunctionInfo], dict[str, Kind]] = lambda function: {}
     # (class, attribute) -> the tensor members of the objects `self.<attribute>` keeps
     held_tensors: Callable[[ClassInfo, str], frozenset[str]] = lambda owner, attribute: frozenset()
-    # (call, caller) -> the function of this file `self.<attribute>.<method>(...)` runs on
-    # an object `__init__` was given
-    held_method: Callable[[cst.Call, FunctionInfo], FunctionInfo | None] = lambda call, caller: None
 
 
 class FileKinds:
@@ -58,6 +56,7 @@ class FileKinds:
         shapes_captured: Callable[[FunctionInfo], bool] = lambda function: False,
         elsewhere: Elsewhere = Elsewhere(),
         guarded: GuardedFile | None = None,
+        index: CallIndex | None = None,
     ) -> None:
         """``scalars_captured``/``shapes_captured``: whether Dynamo captures `.item()` / data-dependent
         output shapes in a function (the compile profile, or `fullgraph=True`). ``guarded``: what
@@ -65,14 +64,13 @@ class FileKinds:
         (the built-in guards' answer when not given)."""
         self.summary = summary
         self.guarded = guarded if guarded is not None else GuardedFile(summary, GuardEvaluator())
+        # The file's call resolver, the one regions and rules use.
+        self.index = index if index is not None else CallIndex(summary)
         self.scalars_captured = scalars_captured
         self.shapes_captured = shapes_captured
         self.elsewhere = elsewhere
         self._returns: dict[FunctionInfo, _Returns] = {}
         self._in_progress: set[FunctionInfo] = set()
-        self._module_functions = {
-            f.name: f for f in summary.functions if f.enclosing is summary.scope
-        }
         # What `self.<attr>` holds in the file's classes.
         self.members = MemberKinds()
         self._call_sites: dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]] | None = None
@@ -176,27 +174,15 @@ class FileKinds:
         )
 
     def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
-        """The function of this file ``call`` runs, where its spelling alone shows it."""
-        func = call.func
-        if isinstance(func, cst.Name):
-            if func.value in caller.scope.bindings:
-                return None
-            return self.module_function(func.value)
-        if not isinstance(func, cst.Attribute):
+        """The function of this file ``call`` runs, as the region graph resolves it (nested
+        and module functions, methods through the file's bases, objects a module keeps,
+        an instance's forward); None for a class called, whose value is the new object
+        rather than what `__init__` returns, and for code of other files."""
+        if self.index.local_class(call.func, caller.scope) is not None:
             return None
-        method = caller.method
-        if method is None:
-            return None
-        if isinstance(func.value, cst.Name) and func.value.value == method.self_name:
-            return method.owner_class.methods.get(func.attr.value)
-        holder = func.value
-        if (
-            isinstance(holder, cst.Attribute)
-            and isinstance(holder.value, cst.Name)
-            and holder.value.value == method.self_name
-            and holder.attr.value in method.owner_class.held
-        ):
-            return self.elsewhere.held_method(call, caller)
+        for target, _ in self.index.callees(call.func, caller):
+            if isinstance(target, FunctionInfo):
+                return target
         return None
 
     def _arguments_in(self, caller: FunctionInfo, depth: int) -> dict[int, _Arguments]:
@@ -232,8 +218,6 @@ class FileKinds:
             self._arguments[caller] = found
         return found
 
-    def module_function(self, name: str) -> FunctionInfo | None:
-        return self._module_functions.get(name)
 
 
 def _infer_returns(env: KindEnv) -> _Returns:
