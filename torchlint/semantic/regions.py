@@ -215,7 +215,10 @@ def _decorator_suffix(fullgraph: bool, call: cst.Call | None) -> str:
 
 
 class _Index:
-    """Lookups over one file's summary."""
+    """Lookups over one file's summary: the file's call resolver, which the region graph,
+    kind inference and rules all use. What the file cannot know (an import, a base class,
+    an object kept from another file, a re-export) it hands on as a ``Ref``, which the
+    project index resolves (`ProjectIndex._ref`)."""
 
     def __init__(self, summary: FileSummary, module_classes: Mapping[str, str] = {}) -> None:
         self.summary = summary
