@@ -284,8 +284,12 @@ def _record_key(keep_sources: bool) -> str:
     return digest("run-record", str(Path.cwd()), keep_sources)
 
 
-def _names_one(text: str | None, names: Sequence[str]) -> bool:
-    return text is not None and re.search("|".join(re.escape(name) for name in names), text) is not None
+def _pattern(names: Sequence[str]) -> re.Pattern:
+    return re.compile("|".join(re.escape(name) for name in names))
+
+
+def _names_one(text: str | None, pattern: re.Pattern) -> bool:
+    return text is not None and pattern.search(text) is not None
 
 
 def _replay(
@@ -333,7 +337,7 @@ def _redo(
         elif step == "outline":
             result, _, got = memo.outline([(file, settings, record.plain, text)], keep_sources, given, True)[0]
         elif step == "naming" and given in record.namings:
-            got = _names_one(memo.text(file), record.namings[given])
+            got = _names_one(memo.text(file), _pattern(record.namings[given]))
         elif step == "lint" and isinstance(facts := memo.cache.get(given), ProjectFacts):
             result, _, got = memo.lint([(file, settings, facts, text)], keep_sources)[0]
         else:
@@ -528,7 +532,8 @@ class _ProjectRun:
             key = digest("naming", searched, contents)
             found = self.memo.cache.get(key)
         if found is None:
-            found = {path for path in unparsed if _names_one(self.memo.text(self.work[path][0]), searched)}
+            pattern = _pattern(searched)
+            found = {path for path in unparsed if _names_one(self.memo.text(self.work[path][0]), pattern)}
             if key is not None:
                 self.memo.cache.put(key, found, "")
         for path in unparsed:
