@@ -241,3 +241,23 @@ def test_an_edit_that_changes_what_a_file_tells_the_project_runs_the_project(pkg
     assert _check_named(pkg, "utils.py", Cache(cache_folder, "pkg")) == []
     assert _check_named(pkg, "layer_0.py", Cache(cache_folder, "pkg")) == [(2, "TL201")]
     assert _check_named(pkg, "layer_0.py", Cache(None)) == [(2, "TL201")]
+
+
+def test_the_record_follows_the_project_after_a_run_that_changed_it(pkg: Path) -> None:
+    write(pkg, OTHERS)
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
+    (pkg / "pkg/model.py").write_text(MODEL.replace("return helper(x)", "return x"))
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == []
+    (pkg / "pkg/utils.py").write_text(UTILS.replace("    return x\n", "    print(x.shape)\n    return x\n"))
+    warm = Cache(pkg / "cache", "pkg")
+    assert _check_named(pkg, "utils.py", warm) == []
+    assert {Path(owner).name for owner in warm.owners_used} == {"utils.py", "<run record>"}
+
+
+def test_a_warm_run_over_the_whole_project_writes_nothing(pkg: Path) -> None:
+    write(pkg, OTHERS)
+    _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg"))
+    cache_file = _cache_files(pkg / "cache")[0]
+    written = cache_file.stat().st_mtime_ns
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
+    assert cache_file.stat().st_mtime_ns == written

@@ -110,6 +110,8 @@ class Cache:
         self._stored: dict[str, tuple[str, bytes]] = self._read() if self._file is not None else {}
         # key -> (owner, value) of the entries this run used or made
         self._used: dict[str, tuple[str, object]] = {}
+        # keys this run gave a value: a stored one is replaced
+        self._put: set[str] = set()
         self.hits = 0
         self.misses = 0
 
@@ -135,9 +137,19 @@ class Cache:
         """The files (and "" for the project) whose entries this run read or wrote."""
         return {owner for owner, _ in self._used.values()}
 
+    def keep(self, key: str, value: object, owner: str) -> None:
+        """``put`` for a key whose value never changes (it hashes the value): a stored entry is
+        kept as it is, with nothing to write."""
+        if key in self._stored:
+            if self._file is not None:
+                self._used[key] = (owner, value)
+            return
+        self.put(key, value, owner)
+
     def put(self, key: str, value: object, owner: str) -> None:
         if self._file is not None:
             self._used[key] = (owner, value)
+            self._put.add(key)
 
     def _kept(self) -> Iterator[tuple[str, str, bytes]]:
         """(key, owner, pickled value) of the entries this run used, and of those about
@@ -149,7 +161,8 @@ class Cache:
                 yield key, owner, blob
         for key, (owner, value) in self._used.items():
             stored = self._stored.get(key)
-            yield key, owner, stored[1] if stored is not None else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            fresh = stored is None or key in self._put
+            yield key, owner, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if fresh else stored[1]
 
     def _read(self) -> dict[str, tuple[str, bytes]]:
         try:
@@ -182,7 +195,7 @@ class Cache:
         saves time."""
         if self._file is None:
             return
-        if all(key in self._stored for key in self._used) and not self._drops_stale():
+        if not self._put and not self._drops_stale():
             return
         try:
             _prepare(self.folder)

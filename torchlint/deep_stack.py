@@ -6,8 +6,9 @@ adjacent string literals one per literal. libcst's code generation (which positi
 use) recurses through that nesting, and so do the walks that judge an expression. Valid
 code that CPython compiles, such as a 600-branch `elif` or a 400-term sum, goes deeper
 than the default limit of 1,000 frames and than the main thread's stack would bear if
-the limit were simply raised. A fresh thread per file gets a stack sized for the raised
-limit; its pages are only touched as deep as the work goes.
+the limit were simply raised. A fresh thread, one per batch of files (see `workers`),
+gets a stack sized for the raised limit; its pages are only touched as deep as the work
+goes.
 """
 
 from __future__ import annotations

@@ -284,6 +284,12 @@ def _record_key(keep_sources: bool) -> str:
     return digest("run-record", str(Path.cwd()), keep_sources)
 
 
+def _keep_record(cache: Cache, keep_sources: bool, record: RunRecord, stored: object) -> None:
+    """Replace the stored record, unless it already says the same (a warm run writes nothing)."""
+    if record != stored:
+        cache.put(_record_key(keep_sources), record, _RECORD_OWNER)
+
+
 def _pattern(names: Sequence[str]) -> re.Pattern:
     return re.compile("|".join(re.escape(name) for name in names))
 
@@ -303,7 +309,9 @@ def _replay(
     recorded every other file as it is now and the named files' steps, done again, give
     back what they gave then (see `run_record`); None when a run is needed."""
     files = {str(path): (path, settings) for path, settings in everything}
-    if record is None or record.files.keys() != files.keys():
+    if record is None or record.files.keys() != files.keys() or len(named) == len(files):
+        # With every file named, each one's steps are read back anyway: the project run
+        # does that, and no more.
         return None
     named_set = set(named)
     for path, (file, settings) in files.items():
@@ -320,7 +328,7 @@ def _replay(
         if result is None or redone[path] is None:
             return None
         results[path] = result
-    memo.cache.put(_record_key(keep_sources), record.with_files(redone), _RECORD_OWNER)
+    _keep_record(memo.cache, keep_sources, record.with_files(redone), record)
     return results
 
 
@@ -407,7 +415,7 @@ class _Memo:
     def keep_facts(self, facts: ProjectFacts, owner: str) -> str:
         """Cache ``facts`` for a later run to lint ``owner`` with again; their key."""
         key = digest("facts", self.form(facts))
-        self.cache.put(key, facts, owner)
+        self.cache.keep(key, facts, owner)
         return key
 
     def form(self, value: object) -> object:
@@ -581,7 +589,8 @@ class _ProjectRun:
             if record is None:
                 return  # a file that could not be read is read again next time
             files[path] = record
-        self.memo.cache.put(_record_key(self.keep_sources), RunRecord(self.plain, files, self.namings), _RECORD_OWNER)
+        record = RunRecord(self.plain, files, self.namings)
+        _keep_record(self.memo.cache, self.keep_sources, record, self.memo.cache.get(_record_key(self.keep_sources)))
 
     def _lint(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""

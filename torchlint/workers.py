@@ -19,6 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from torchlint.deep_stack import run_with_deep_stack
+
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -78,7 +80,7 @@ class Workers:
     def map(self, function: Callable[..., list], items: list, *args) -> list:
         """``function(batch, *args)`` over batches of ``items``; results in the order of ``items``."""
         if self.count == 1 or len(items) < 2:
-            return function(items, *args) if items else []
+            return _on_deep_stack(function, items, *args) if items else []
         if self._pool is None:
             # Imported here: multiprocessing costs start-up time that small runs never need.
             from concurrent.futures import ProcessPoolExecutor
@@ -96,12 +98,18 @@ class Workers:
         # reaches this process once they are started, never a worker still without handlers.
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
-            done = self._pool.map(function, batches, *repeated)
+            done = self._pool.map(_on_deep_stack, [function] * stride, batches, *repeated)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         for first, batch_results in enumerate(done):
             results[first::stride] = batch_results
         return results
+
+
+def _on_deep_stack(function: Callable[..., list], batch: list, *args) -> list:
+    """A batch on one deep-stack thread (see `deep_stack`): each file's work then runs on it
+    directly, instead of starting a thread of its own."""
+    return run_with_deep_stack(lambda: function(batch, *args))
 
 
 def _processes(pool: ProcessPoolExecutor) -> list:
