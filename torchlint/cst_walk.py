@@ -148,3 +148,16 @@ def nested_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
         for case in getattr(statement, "cases", ()):
             yield case.body
         return
+
+
+def compound_headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """The expressions a `while`, `for`, `with` or `match` evaluates outside its blocks."""
+    if isinstance(statement, cst.While):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.target, statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    if isinstance(statement, cst.Match):
+        return [statement.subject]
+    return []

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import compound_headers, walk
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
 
 if TYPE_CHECKING:
@@ -243,15 +243,8 @@ class _Walker:
 
 def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
     """The expressions a compound statement evaluates outside its blocks, as the checker reads them."""
-    if isinstance(statement, cst.While):
-        return [statement.test]
-    if isinstance(statement, cst.For):
-        return [statement.target, statement.iter]
-    if isinstance(statement, cst.With):
-        return [item.item for item in statement.items]
-    if isinstance(statement, cst.Match):
-        return [statement.subject]
-    return [handler.type for handler in getattr(statement, "handlers", ()) if handler.type is not None]
+    headers = compound_headers(statement)
+    return headers or [handler.type for handler in getattr(statement, "handlers", ()) if handler.type is not None]
 
 
 def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:

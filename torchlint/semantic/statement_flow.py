@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.cst_walk import compound_headers
 from torchlint.semantic.guards import RuledOut, always_exits
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class _Flow:
         if isinstance(statement, cst.If):
             self.if_(statement)
             return
-        for expression in _headers(statement):
+        for expression in compound_headers(statement):
             self.events.header(expression)
         if isinstance(statement, cst.For):
             self.env.enter_for(statement)
@@ -130,15 +131,3 @@ class _Flow:
         elif orelse is None and self.ruled_out.verdict(statement) is not True:
             branches.falls_through()
         branches.close()
-
-
-def _headers(statement: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
-    if isinstance(statement, cst.While):
-        return [statement.test]
-    if isinstance(statement, cst.For):
-        return [statement.target, statement.iter]
-    if isinstance(statement, cst.With):
-        return [item.item for item in statement.items]
-    if isinstance(statement, cst.Match):
-        return [statement.subject]
-    return []
