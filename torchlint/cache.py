@@ -12,25 +12,21 @@ classes) is ignored.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import enum
 import hashlib
 import io
-import os
 import pickle
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torchlint
+from torchlint.atomic_write import atomic_file
 
 DEFAULT_FOLDER = ".torchlint_cache"
 
 _MAGIC = b"torchlint-cache\n"
-_UMASK = os.umask(0o22)
-os.umask(_UMASK)
 _DIGEST_SIZE = 32
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -200,7 +196,7 @@ class Cache:
         try:
             _prepare(self.folder)
             self._file.parent.mkdir(parents=True, exist_ok=True)
-            with _atomic_file(self._file) as stream:
+            with atomic_file(self._file) as stream:
                 stream.write(_MAGIC)
                 hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
                 for record in self._kept():
@@ -229,23 +225,5 @@ def _prepare(folder: Path) -> None:
     for name, text in ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         marker = folder / name
         if not marker.exists():
-            with _atomic_file(marker) as stream:
+            with atomic_file(marker) as stream:
                 stream.write(text.encode("utf-8"))
-
-
-@contextlib.contextmanager
-def _atomic_file(path: Path) -> Iterator[BinaryIO]:
-    """A file written under a temporary name in the same folder, then renamed over
-    ``path``: readers see the old file or the whole new one, never a part."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            yield stream
-        os.chmod(temporary, 0o666 & ~_UMASK)  # as an ordinary file, not mkstemp's 0600
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
