@@ -150,12 +150,45 @@ def _probe_in(page: Path, workdir: Path) -> dict:
         except AssertionError as error:
             problems.append(f"Use instead: output differs from the Example's eager output: {error}")
 
+    fixed_by_torchlint = _fixed(example_source, example_path)
+    if fixed_by_torchlint is not None:
+        # What `--fix --unsafe-fixes` writes must compile whole and compute what the Example does.
+        fix_path = workdir / f"fixed_{code.lower()}.py"
+        torch.manual_seed(0)
+        rewritten = _load_module(fixed_by_torchlint, fix_path).Model()
+        if collect_breaks(rewritten, (x,)):
+            problems.append("--fix: Dynamo still breaks on the fixed Example")
+        ok, why, output = fullgraph_compiles(rewritten, (x,))
+        if not ok:
+            problems.append(f"--fix: fullgraph=True fails on the fixed Example with {why}")
+        else:
+            try:
+                torch.testing.assert_close(output, expected)
+            except AssertionError as error:
+                problems.append(f"--fix: the fixed Example's output differs from the Example's: {error}")
+
     return {
         "page": page.name,
         "example_breaks": [f"line {b.lineno}: {b.gb_type} ({b.gb_id})" for b in breaks],
         "lint_rows": sorted(lint_rows),
+        "fixed": fixed_by_torchlint is not None,
         "problems": problems,
     }
+
+
+def _fixed(source: str, path: Path) -> str | None:
+    """The Example after `--fix --unsafe-fixes` (every pass), or None when nothing is fixed."""
+    from torchlint.config import Settings
+    from torchlint.engine import lint_text
+    from torchlint.fixing import MAX_PASSES, apply_fixes
+
+    text = source
+    for _ in range(MAX_PASSES):
+        new, done = apply_fixes(text, lint_text(text, str(path), Settings(root=path.parent)), unsafe=True)
+        if not done:
+            break
+        text = new
+    return text if text != source else None
 
 
 def _configs() -> dict[str, object]:

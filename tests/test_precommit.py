@@ -105,10 +105,10 @@ def _snapshot(root: Path, destination: Path, env: dict[str, str]) -> Path:
 
 
 def _try_repo(
-    hook_repo: Path, project: Path, file: str | None, env: dict[str, str]
+    hook_repo: Path, project: Path, file: str | None, env: dict[str, str], hook: str = HOOK_ID
 ) -> subprocess.CompletedProcess[str]:
     """The hook on ``file``, or on the staged files (what `git commit` runs) when None."""
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), HOOK_ID]
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook]
     command += ["--files", file] if file is not None else []
     return subprocess.run(
         command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
@@ -180,3 +180,26 @@ def test_hook_reports_a_break_in_a_helper_when_only_the_helper_is_staged(tmp_pat
     assert failing.returncode == 1, _output(failing)
     assert re.search(r"^pkg/utils\.py:2:5: TL101 ", failing.stdout, re.MULTILINE), _output(failing)
     assert "model.py" not in failing.stdout, _output(failing)
+
+
+def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: Path) -> None:
+    env = _environment(tmp_path)
+    hook_repo = _snapshot(REPO_ROOT, tmp_path / "torchlint-snapshot", env)
+    project = tmp_path / "project"
+    _init_repository(project, env)
+    (project / "pyproject.toml").write_text("[tool.torchlint]\nunsafe-fixes = true\n", encoding="utf-8")
+    model = project / "model.py"
+    model.write_text(MODEL_WITH_PRINT, encoding="utf-8")
+    _git(project, env, "add", "model.py", "pyproject.toml")
+
+    fixing = _try_repo(hook_repo, project, None, env, hook="torchlint-fix")
+    # pre-commit fails a hook that changed files, so that the fix is reviewed and staged.
+    assert fixing.returncode == 1, _output(fixing)
+    assert re.search(r"^torchlint \(fix\)\.+Failed$", fixing.stdout, re.MULTILINE), _output(fixing)
+    assert "files were modified by this hook" in fixing.stdout, _output(fixing)
+    assert model.read_text(encoding="utf-8") == MODEL_WITH_GUARDED_PRINT
+
+    _git(project, env, "add", "model.py")
+    passing = _try_repo(hook_repo, project, None, env, hook="torchlint-fix")
+    assert passing.returncode == 0, _output(passing)
+    assert re.search(r"^torchlint \(fix\)\.+Passed$", passing.stdout, re.MULTILINE), _output(passing)

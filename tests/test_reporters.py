@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -54,7 +56,7 @@ def print_finding(**overrides) -> Diagnostic:
         url=PrintRule.url(),
         fix=Fix(
             message="Remove the print() call",
-            applicability=Applicability.UNSAFE,
+            applicability=Applicability.SAFE,
             edits=(Edit(content="pass", location=Location(5, 5), end_location=Location(5, 13)),),
         ),
         noqa_row=5,
@@ -113,12 +115,20 @@ def test_concise_lines_mark_only_fixable_findings(ctx):
         fix=Fix(message="m", applicability=Applicability.DISPLAY_ONLY, edits=()),
         location=Location(9, 1),
     )
-    out = render("concise", [print_finding(), item_finding(), display_only], ctx)
+    unsafe = print_finding(
+        fix=Fix(message="m", applicability=Applicability.UNSAFE, edits=()),
+        location=Location(10, 1),
+    )
+    out = render("concise", [print_finding(), item_finding(), display_only, unsafe], ctx)
     assert out.splitlines() == [
         f"{shown}:5:5: TL101 [*] print() inside compiled code breaks the graph",
         f"{shown}:6:12: TL301 .item() turns a tensor into a Python number",
         f"{shown}:9:1: TL101 print() inside compiled code breaks the graph",
+        f"{shown}:10:1: TL101 print() inside compiled code breaks the graph",
     ]
+    # With `--unsafe-fixes`, an unsafe fix is one `--fix` applies.
+    unsafe_on = dataclasses.replace(ctx, unsafe_fixes=True)
+    assert render("concise", [unsafe], unsafe_on) == f"{shown}:10:1: TL101 [*] print() inside compiled code breaks the graph\n"
 
 
 def test_concise_keeps_the_given_order_and_absolute_paths_outside_cwd(ctx):
@@ -256,7 +266,7 @@ def test_json_has_ruff_fields_and_ours(ctx):
     assert fixable["suggestion"] == PrintRule.suggestion
     assert fixable["gb_ids"] == ["GB0001"]
     assert fixable["fix"] == {
-        "applicability": "unsafe",
+        "applicability": "safe",
         "edits": [
             {
                 "content": "pass",
@@ -339,7 +349,8 @@ def test_sarif_structure(ctx):
     results = run["results"]
     assert len(results) == 3
     for result in results:
-        assert set(result) == {"ruleId", "ruleIndex", "level", "message", "locations"}
+        fixes = {"fixes"} if result["ruleId"] == "TL101" else set()
+        assert set(result) == {"ruleId", "ruleIndex", "level", "message", "locations"} | fixes
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         physical = result["locations"][0]["physicalLocation"]
         assert set(physical) == {"artifactLocation", "region"}
@@ -355,6 +366,16 @@ def test_sarif_structure(ctx):
     }
     outside_artifact = outside["locations"][0]["physicalLocation"]["artifactLocation"]
     assert outside_artifact == {"uri": Path(OUTSIDE).as_uri()}
+    assert printed["fixes"] == [{
+        "description": {"text": "Remove the print() call (safe)"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": "models/net.py", "uriBaseId": "%SRCROOT%"},
+            "replacements": [{
+                "deletedRegion": {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 13},
+                "insertedContent": {"text": "pass"},
+            }],
+        }],
+    }]
 
 
 def test_sarif_appends_rules_missing_from_the_selection():

@@ -10,6 +10,7 @@ from torchlint.cst_walk import walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
+from torchlint.rules.fixes import FixPlan
 from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut
 from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
 from torchlint.semantic.kind_flow import KindEnv
@@ -165,6 +166,7 @@ class LintContext:
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
         function: FunctionInfo | None = None,
+        fix: FixPlan | None = None,
     ) -> None:
         """Record a finding at ``node``: the rule's own message and suggestion unless given,
         with the note that a `fullgraph=True` compile fails where that applies.
@@ -187,6 +189,7 @@ class LintContext:
                 gb_ids,
                 header_only,
                 function,
+                fix,
             )
         )
 

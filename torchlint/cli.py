@@ -111,6 +111,11 @@ _report_file_option = click.option(
 @click.option("--no-project", is_flag=True, help="Read only the named files: calls into them from the rest of their project are not followed.")
 @click.option("--no-cache", is_flag=True, envvar="TORCHLINT_NO_CACHE", help="Neither read nor write the cache (also TORCHLINT_NO_CACHE).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="TORCHLINT_CACHE_DIR", help="Where to keep the cache (also TORCHLINT_CACHE_DIR; default: .torchlint_cache in the project root).")
+@click.option("--fix/--no-fix", default=None, help="Apply fixes, then report what is left (config key `fix`).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Count fixes that change behaviour somewhere as applicable (config key `unsafe-fixes`).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes and report nothing else; exit 0 unless a file could not be checked.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and change nothing; exit 1 when there is something to fix.")
+@click.option("--show-fixes", is_flag=True, help="List the findings fixed, by file and rule.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -130,6 +135,11 @@ def check(
     no_project: bool,
     no_cache: bool,
     cache_dir: Path | None,
+    fix: bool | None,
+    unsafe_fixes: bool | None,
+    fix_only: bool,
+    diff: bool,
+    show_fixes: bool,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for graph breaks."""
     from torchlint.runner import check_paths, check_stdin
@@ -151,7 +161,23 @@ def check(
             _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd, where)
             return
         keep_sources = output_format == "full"
-        if from_stdin:
+        root = resolver.for_path(cwd)
+        unsafe = bool(root.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
+        fixing = fix_only or (root.fix if fix is None else fix)
+        fixed = None
+        if (fixing or diff) and from_stdin:
+            _fail("--fix and --diff need files: a buffer from stdin cannot be fixed yet")
+            return
+        if fixing or diff:
+            from torchlint.fixing import fix_paths
+
+            fixed = fix_paths(paths or (".",), resolver, unsafe=unsafe, write=not diff, force_exclude=force_exclude,
+                              keep_sources=keep_sources, jobs=jobs, **where)
+            if diff:
+                _report_diff(fixed, cwd)
+                return
+            run = fixed.check
+        elif from_stdin:
             run = check_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, force_exclude=force_exclude, keep_sources=keep_sources, **where)
         else:
             run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs, **where)
@@ -160,19 +186,27 @@ def check(
         return
 
     diagnostics = run.diagnostics
-    _echo_errors(run.all_errors, cwd)
-    if statistics:
+    errors = run.all_errors + (fixed.errors if fixed is not None else [])
+    _echo_errors(errors, cwd)
+    if fix_only:
+        diagnostics = []
+    elif statistics:
         report = _statistics(diagnostics, output_format)
     else:
         # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
-        report = render(output_format, diagnostics, ReportContext(cwd, run.sources, all_rules(), __version__))
-    if output_file is not None:
+        context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
+        report = render(output_format, diagnostics, context)
+    if fix_only:
+        pass
+    elif output_file is not None:
         output_file.write_text(report, encoding="utf-8")
     elif report:
         click.echo(report, nl=False)
+    if show_fixes and fixed is not None:
+        _echo_fixed(fixed, cwd)
     if not quiet:
-        _summary(diagnostics, run.all_errors)
-    if run.all_errors:
+        _summary(diagnostics, errors, fixed, unsafe, fix_only)
+    if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
@@ -186,16 +220,64 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _summary(diagnostics, errors) -> None:
-    """One line on stderr; "All checks passed!" only when every file was checked and clean."""
+def _summary(diagnostics, errors, fixed=None, unsafe: bool = False, fix_only: bool = False) -> None:
+    """What was found (and fixed) on stderr; "All checks passed!" only when every file was
+    checked and clean. Without `--fix`, how many findings it would fix, and how many more
+    `--unsafe-fixes` would."""
     unchecked = len({error.path for error in errors})
     failed = f"{_plural(unchecked, 'file')} could not be checked." if unchecked else ""
+    done = fixed.fixed_count if fixed is not None else 0
+    if fix_only:
+        click.echo(f"Fixed {_plural(done, 'finding')}. {failed}".rstrip(), err=True)
+        return
     if not diagnostics:
-        click.echo(failed or "All checks passed!", err=True)
+        if done:
+            click.echo(f"Found {_plural(done, 'finding')} ({done} fixed, 0 remaining). {failed}".rstrip(), err=True)
+        else:
+            click.echo(failed or "All checks passed!", err=True)
         return
     files = len({d.path for d in diagnostics})
-    found = f"Found {_plural(len(diagnostics), 'finding')} in {_plural(files, 'file')}."
+    if fixed is not None:
+        found = f"Found {_plural(len(diagnostics) + done, 'finding')} ({done} fixed, {len(diagnostics)} remaining) in {_plural(files, 'file')}."
+    else:
+        found = f"Found {_plural(len(diagnostics), 'finding')} in {_plural(files, 'file')}."
     click.echo(f"{found} {failed}".rstrip(), err=True)
+    applicable = sum(d.fix_applies(unsafe) for d in diagnostics)
+    hidden = sum(d.fix_applies(True) for d in diagnostics) - applicable
+    fixes = "hidden fix" if hidden == 1 else "hidden fixes"
+    hint = f" ({hidden} {fixes} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+    if applicable and fixed is None:
+        click.echo(f"[*] {applicable} fixable with the `--fix` option{hint}.", err=True)
+    elif hidden:
+        click.echo(f"No fixes available{hint}.", err=True)
+
+
+def _echo_fixed(fixed, cwd: Path) -> None:
+    if not fixed.fixed:
+        click.echo("No findings fixed.", err=True)
+        return
+    click.echo(f"Fixed {_plural(fixed.fixed_count, 'finding')}:", err=True)
+    for path, counts in sorted(fixed.fixed.items()):
+        click.echo(f"- {display_path(path, cwd)}:", err=True)
+        for code, count in sorted(counts.items()):
+            rule = rule_by_code(code)
+            click.echo(f"    {count} × {code} ({rule.name if rule else code})", err=True)
+
+
+def _report_diff(fixed, cwd: Path) -> None:
+    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
+    import difflib
+
+    for path, (before, after) in sorted(fixed.changed.items()):
+        shown = display_path(path, cwd)
+        click.echo("".join(difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), shown, shown)), nl=False)
+    _echo_errors(fixed.errors, cwd)
+    done = fixed.fixed_count
+    click.echo(f"Would fix {_plural(done, 'finding')}." if done else "No fixes to apply.", err=True)
+    if fixed.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
 
 
 def _statistics(diagnostics, output_format: str) -> str:

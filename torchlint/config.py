@@ -48,6 +48,9 @@ class Settings:
     trace_numpy: bool | None = None
     trace_autograd_ops: bool | None = None
     reorderable_logging_functions: tuple[str, ...] = ()
+    # `--fix` without being asked, and whether unsafe fixes count too (None: not said)
+    fix: bool = False
+    unsafe_fixes: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ _KEYS = {
     "trace-numpy": ("trace_numpy", _boolean),
     "trace-autograd-ops": ("trace_autograd_ops", _boolean),
     "reorderable-logging-functions": ("reorderable_logging_functions", _string_list),
+    "fix": ("fix", _boolean),
+    "unsafe-fixes": ("unsafe_fixes", _boolean),
 }
 
 

@@ -74,6 +74,13 @@ class Diagnostic:
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
+    def fix_applies(self, unsafe: bool) -> bool:
+        """Whether `--fix` applies the fix: a safe one, or an unsafe one with `--unsafe-fixes`."""
+        fix = self.fix
+        return fix is not None and (
+            fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
+        )
+
     def sort_key(self) -> tuple:
         return (self.path, self.location, self.code)
 

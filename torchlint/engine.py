@@ -14,6 +14,7 @@ import pathspec
 from torchlint.checker import Checker
 from torchlint.config import Settings
 from torchlint.diagnostic import Diagnostic, Location, Related
+from torchlint.fix_edits import TextLines, fix_of, plan_nodes
 from torchlint.parsing import python_syntax_error
 from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
@@ -141,11 +142,13 @@ def _syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | No
     )
 
 
-def _diagnostics(findings: list[Finding], parsed: Parsed, path: str) -> list[Diagnostic]:
+def _diagnostics(findings: list[Finding], parsed: Parsed, path: str, text: str) -> list[Diagnostic]:
     nodes = [f.node for f in findings] + [f.statement for f in findings]
     nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
     nodes += [inner.node for f in findings for inner in f.related]
+    nodes += [node for f in findings for node in plan_nodes(f.fix)]
     spans = locate(parsed, nodes)
+    lines = TextLines(text) if any(f.fix is not None for f in findings) else None
     diagnostics = []
     for finding in findings:
         start, end = spans[id(finding.node)]
@@ -169,6 +172,7 @@ def _diagnostics(findings: list[Finding], parsed: Parsed, path: str) -> list[Dia
                 related=tuple(
                     Related(*spans[id(inner.node)], inner.rule.code, inner.message) for inner in finding.related
                 ),
+                fix=fix_of(finding.fix, spans, lines) if lines is not None else None,
             )
         )
     return diagnostics
@@ -258,7 +262,7 @@ def _lint(
                     summary, regions, profile, project_facts=project, passed=passed if want_outline else None,
                     guarded=graph.guarded, call_index=graph.index,
                 )
-                diagnostics = _diagnostics(findings, parsed, path)
+                diagnostics = _diagnostics(findings, parsed, path, text)
             if want_outline:
                 outline = outline_of(summary, graph, regions, path, _is_package(path), passed)
     elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:

@@ -215,15 +215,17 @@ def check_paths(
     jobs: int | None = None,
     whole_project: bool = True,
     cache_dir: Path | None = None,
+    texts: Mapping[str, str] = {},
 ) -> CheckRun:
     """Check ``paths``; with ``whole_project`` the rest of their projects is read too and
-    only the named files are reported. ``cache_dir`` keeps results between runs."""
+    only the named files are reported. ``cache_dir`` keeps results between runs.
+    ``texts``: a file's text (by its path as found) where it is not the one on disk."""
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
     context = _context(paths, found.files, resolver, whole_project)
     cache = _cache_for(cache_dir, found.files, resolver)
-    results = check_files(named, jobs=jobs, keep_sources=keep_sources, context=context, cache=cache)
+    results = check_files(named, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache)
     cache.save()
     run.results = sorted(results, key=lambda result: result.path)
     return run

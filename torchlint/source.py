@@ -117,3 +117,11 @@ def _declared_encoding(data: bytes) -> str:
         # UTF-8 gives the precise reason and offset.
         return "utf-8-sig" if has_bom else "utf-8"
     return encoding
+
+
+def encode_source(text: str, original: bytes) -> bytes:
+    """``text`` in the encoding ``original`` was read in, its byte order mark kept."""
+    encoding = _declared_encoding(original)
+    if encoding == "utf-8-sig":
+        return codecs.BOM_UTF8 + text.encode("utf-8", "surrogatepass")
+    return text.encode(encoding)

@@ -22,6 +22,12 @@ class ReportContext:
     # The selected rules, for SARIF's rule table.
     rules: tuple[type[Rule], ...] = ()
     version: str = ""
+    # whether `--unsafe-fixes` is on: an unsafe fix then counts as one `--fix` applies
+    unsafe_fixes: bool = False
+
+    def applies_fix(self, diagnostic: Diagnostic) -> bool:
+        """Whether `--fix` would apply the finding's fix (`[*]`)."""
+        return diagnostic.fix_applies(self.unsafe_fixes)
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:

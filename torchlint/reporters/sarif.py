@@ -85,6 +85,17 @@ def result(diagnostic: Diagnostic, rule_index: int, ctx: ReportContext) -> dict[
             {**_physical(artifact, related.location, related.end_location), "id": number, "message": {"text": f"{related.code} {related.message}"}}
             for number, related in enumerate(diagnostic.related)
         ]
+    if diagnostic.fixable:
+        fix = diagnostic.fix
+        replacements = [
+            {"deletedRegion": _physical(artifact, edit.location, edit.end_location)["physicalLocation"]["region"],
+             "insertedContent": {"text": edit.content}}
+            for edit in fix.edits
+        ]
+        found["fixes"] = [{
+            "description": {"text": f"{fix.message} ({fix.applicability.value})"},
+            "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+        }]
     return found
 
 

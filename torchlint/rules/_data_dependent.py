@@ -44,3 +44,14 @@ def raises_only(body: cst.BaseSuite) -> bool:
             return True
     return False
 
+
+def constant_message(message: cst.BaseExpression) -> bool:
+    """A message Python compiles to a constant: Dynamo then keeps an assert in the graph."""
+    if isinstance(message, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(message, cst.FormattedString):
+        # `f"text"` with no `{...}` is a constant; `f"{x}"` is built at run time.
+        return not any(isinstance(part, cst.FormattedStringExpression) for part in message.parts)
+    if isinstance(message, cst.ConcatenatedString):
+        return constant_message(message.left) and constant_message(message.right)
+    return False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan, guard_statement
 from torchlint.semantic.scopes import dotted_name
 
 GUARD_SUGGESTION = (
@@ -15,3 +17,16 @@ GUARD_SUGGESTION = (
 def shown_name(call: cst.Call) -> str:
     """How the call is spelled in the source, for messages (`logger.info`, `print`)."""
     return dotted_name(call.func) or "call"
+
+
+def eager_only(node: cst.Call | cst.Assert, ctx: RuleContext) -> FixPlan | None:
+    """The fix that runs a call or an `assert` in eager mode only, where it is a statement of
+    its own: a call whose value is used, or a statement that shares its line, has none."""
+    statement = ctx.statement
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    small = statement.body[0]
+    if not (small is node or (isinstance(small, cst.Expr) and small.value is node)):
+        return None
+    shown = "`assert`" if isinstance(node, cst.Assert) else f"`{shown_name(node)}()`"
+    return guard_statement(statement, ctx.summary.module, f"Run {shown} in eager mode only")

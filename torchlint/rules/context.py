@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
+from torchlint.rules.fixes import FixPlan
 from torchlint.semantic.guards import GuardEvaluator
 from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import Kind
@@ -40,6 +41,8 @@ class Finding:
     header_only: bool = False
     # The compiled function the finding is in.
     function: FunctionInfo | None = None
+    # The rewrite that removes the break, when there is a mechanical one.
+    fix: FixPlan | None = None
 
 
 @runtime_checkable
@@ -63,10 +66,12 @@ class RuleContext(Protocol):
         gb_ids: tuple[str, ...] | None = None,
         header_only: bool = False,
         function: FunctionInfo | None = None,
+        fix: FixPlan | None = None,
     ) -> None:
         """Record a finding at ``node`` (the rule's own message and suggestion unless
         given); under `fullgraph=True` the message says that the compile fails.
-        ``function`` places it in another compiled function than the current one."""
+        ``function`` places it in another compiled function than the current one; ``fix``
+        is the rewrite `--fix` may apply."""
         ...
 
     # -- where the walk is --------------------------------------------------------------

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._side_effects import GUARD_SUGGESTION
+from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -21,7 +21,7 @@ class PrintInCompiledCode(Rule):
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         # Under `reorderable_logging_functions = {print}` Dynamo moves the call after the graph.
         if ctx.qualified_name(node.func) == "builtins.print" and not ctx.profile.reorders("print", "builtins.print"):
-            ctx.report(type(self), node)
+            ctx.report(type(self), node, fix=eager_only(node, ctx))
 
     invalid = (
         """

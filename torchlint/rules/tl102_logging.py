@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -60,6 +60,7 @@ class LoggingInCompiledCode(Rule):
                 message=f"`{shown}()` in compiled code breaks the graph (Dynamo does not trace "
                 "logging); guard it with `torch.compiler.is_compiling()` or move it out",
                 suggestion=GUARD_SUGGESTION.format(call=shown),
+                fix=eager_only(node, ctx),
             )
 
     invalid = (

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._side_effects import GUARD_SUGGESTION
+from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -40,6 +40,7 @@ class WarningInCompiledCode(Rule):
                 node,
                 message=f"`warnings.{shown}()` in compiled code breaks the graph (Dynamo skips the "
                 "warnings module); guard it with `torch.compiler.is_compiling()` or move it out",
+                fix=eager_only(node, ctx),
             )
 
     invalid = (

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -26,7 +26,9 @@ class StdioWriteInCompiledCode(Rule):
             isinstance(func, cst.Attribute)
             and ctx.qualified_name(func.value) in STREAMS
         ):
-            ctx.report(type(self), node, suggestion=GUARD_SUGGESTION.format(call=shown_name(node)))
+            ctx.report(
+                type(self), node, suggestion=GUARD_SUGGESTION.format(call=shown_name(node)), fix=eager_only(node, ctx)
+            )
 
     invalid = (
         """

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._side_effects import GUARD_SUGGESTION, shown_name
+from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -33,6 +33,7 @@ class DebuggerInCompiledCode(Rule):
                 "(`torch.compiler.set_stance('force_eager')`) or guard it with "
                 "`torch.compiler.is_compiling()`",
                 suggestion=GUARD_SUGGESTION.format(call=shown),
+                fix=eager_only(node, ctx),
             )
 
     invalid = (

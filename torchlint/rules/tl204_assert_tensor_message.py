@@ -2,21 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._data_dependent import truthiness_sites
+from torchlint.rules._data_dependent import constant_message, truthiness_sites
+from torchlint.rules._side_effects import eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-
-
-def _constant_message(message: cst.BaseExpression) -> bool:
-    """A message Python compiles to a constant: Dynamo then keeps the assert in the graph."""
-    if isinstance(message, (cst.SimpleString, cst.Integer, cst.Float)):
-        return True
-    if isinstance(message, cst.FormattedString):
-        # `f"text"` with no `{...}` is a constant; `f"{x}"` is built at run time.
-        return not any(isinstance(part, cst.FormattedStringExpression) for part in message.parts)
-    if isinstance(message, cst.ConcatenatedString):
-        return _constant_message(message.left) and _constant_message(message.right)
-    return False
 
 
 class AssertTensorWithMessage(Rule):
@@ -31,10 +20,10 @@ class AssertTensorWithMessage(Rule):
     gb_types = ("Data-dependent branching",)
 
     def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
-        if node.msg is None or _constant_message(node.msg):
+        if node.msg is None or constant_message(node.msg):
             return
         for site in truthiness_sites(node.test, ctx):
-            ctx.report(type(self), site, self.message)
+            ctx.report(type(self), site, self.message, fix=eager_only(node, ctx))
             return
 
     invalid = (

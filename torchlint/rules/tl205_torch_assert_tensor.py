@@ -2,8 +2,22 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
+from torchlint.rules._data_dependent import constant_message
 from torchlint.rules.base import Rule
+from torchlint.rules.fixes import FixPlan, replace_node
 from torchlint.rules.context import RuleContext
+
+
+def _on_the_device(call: cst.Call) -> FixPlan | None:
+    """`torch._assert(cond, "msg")` -> `torch._assert_async(cond, "msg")`, spelled through the
+    file's own name for torch. Unsafe: a failed check raises a RuntimeError (on a GPU, later)
+    instead of an AssertionError. None for a message built at run time, which would break too."""
+    func = call.func
+    messages = [arg.value for arg in call.args[1:]]
+    if not isinstance(func, cst.Attribute) or not all(constant_message(message) for message in messages):
+        return None
+    return replace_node(func.attr, "_assert_async", "Check on the device with `torch._assert_async`", Applicability.UNSAFE)
 
 
 class TorchAssertOnTensor(Rule):
@@ -18,7 +32,7 @@ class TorchAssertOnTensor(Rule):
         if ctx.qualified_name(node.func) != "torch._assert" or not node.args:
             return
         if ctx.is_tensor(node.args[0].value):
-            ctx.report(type(self), node, self.message)
+            ctx.report(type(self), node, self.message, fix=_on_the_device(node))
 
     invalid = (
         """

@@ -1,0 +1,208 @@
+"""`--fix`, `--diff`, `--fix-only`, `--show-fixes` and `--unsafe-fixes` through the command,
+on real files: what is written, what is kept (comments, line endings, encoding, mode,
+symbolic links), and that a second run changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint.diagnostic import Diagnostic, Edit, Fix, Location, Applicability
+from torchlint.fixing import apply_fixes
+
+from helpers import write
+
+MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        print("shape", x.shape)  # kept comment
+        y = x * 2
+        for _ in range(2):
+            print(
+                "step",
+                y,
+            )
+        return y
+"""
+
+GUARDED = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print("shape", x.shape)  # kept comment
+        y = x * 2
+        for _ in range(2):
+            if not torch.compiler.is_compiling():
+                print(
+                "step",
+                y,
+            )
+        return y
+"""
+
+
+def torchlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", *args],
+        cwd=cwd, capture_output=True, text=True, env=environment, timeout=120,
+    )
+
+
+@pytest.fixture
+def model(project: Path) -> Path:
+    write(project, {"model.py": MODEL})
+    return project / "model.py"
+
+
+def test_unsafe_fixes_are_shown_but_not_applied_by_default(model: Path) -> None:
+    result = torchlint("model.py", "--fix", cwd=model.parent)
+    assert model.read_text() == MODEL
+    assert result.returncode == 1
+    assert "TL101 [*]" not in result.stdout
+    assert "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option)." in result.stderr
+
+
+def test_fix_guards_each_print_and_a_second_run_changes_nothing(model: Path) -> None:
+    listed = torchlint("model.py", "--unsafe-fixes", cwd=model.parent)
+    assert listed.stdout.count("TL101 [*]") == 2 and "[*] 2 fixable with the `--fix` option." in listed.stderr
+    fixed = torchlint("model.py", "--fix", "--unsafe-fixes", "--show-fixes", cwd=model.parent)
+    assert model.read_text() == GUARDED
+    assert fixed.returncode == 0, fixed.stderr
+    assert "2 × TL101 (print-in-compiled-code)" in fixed.stderr
+    assert "Found 2 findings (2 fixed, 0 remaining)." in fixed.stderr
+    again = torchlint("model.py", "--fix", "--unsafe-fixes", cwd=model.parent)
+    assert again.returncode == 0 and model.read_text() == GUARDED
+    compile(model.read_text(), "model.py", "exec")
+
+
+def test_diff_prints_the_fixes_and_writes_nothing(model: Path) -> None:
+    result = torchlint("model.py", "--diff", "--unsafe-fixes", cwd=model.parent)
+    assert result.returncode == 1
+    assert result.stdout.startswith("--- model.py\n+++ model.py\n")
+    assert "+        if not torch.compiler.is_compiling():\n" in result.stdout
+    assert "Would fix 2 findings." in result.stderr
+    assert model.read_text() == MODEL
+    model.write_text(GUARDED)
+    clean = torchlint("model.py", "--diff", "--unsafe-fixes", cwd=model.parent)
+    assert clean.returncode == 0 and clean.stdout == ""
+
+
+def test_fix_only_reports_nothing_but_the_count(model: Path) -> None:
+    result = torchlint("model.py", "--fix-only", "--unsafe-fixes", cwd=model.parent)
+    assert result.returncode == 0 and result.stdout == ""
+    assert result.stderr.strip() == "Fixed 2 findings."
+    assert model.read_text() == GUARDED
+
+
+def test_the_configuration_turns_fixing_on(model: Path) -> None:
+    write(model.parent, {"pyproject.toml": "[tool.torchlint]\nfix = true\nunsafe-fixes = true\n"})
+    assert torchlint("model.py", cwd=model.parent).returncode == 0
+    assert model.read_text() == GUARDED
+
+
+def test_a_fix_keeps_line_endings_encoding_mode_and_links(project: Path) -> None:
+    source = "# -*- coding: latin-1 -*-\n" + MODEL.replace('"shape"', '"größe"')
+    data = source.replace("\n", "\r\n").encode("latin-1")
+    real = project / "real" / "model.py"
+    real.parent.mkdir()
+    real.write_bytes(data)
+    real.chmod(0o751)
+    link = project / "model.py"
+    link.symlink_to(real)
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert link.is_symlink()
+    written = real.read_bytes()
+    assert b"gr\xf6\xdfe" in written
+    assert written.count(b"\r\n") == written.count(b"\n")
+    assert b"\r\n            if not torch.compiler.is_compiling():\r\n" in written
+    assert real.stat().st_mode & 0o777 == 0o751
+
+
+def test_import_torch_is_added_where_the_file_lacks_it(project: Path) -> None:
+    write(project, {"model.py": "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text() == (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        if not torch.compiler.is_compiling():\n            print(x)\n        return x\n"
+    )
+
+
+def test_json_carries_the_fix(model: Path) -> None:
+    result = torchlint("model.py", "--output-format", "json", cwd=model.parent)
+    first = json.loads(result.stdout)[0]
+    assert first["fix"] == {
+        "applicability": "unsafe",
+        "message": "Run `print()` in eager mode only",
+        "edits": [{
+            "content": "if not torch.compiler.is_compiling():\n            ",
+            "location": {"row": 6, "column": 9},
+            "end_location": {"row": 6, "column": 9},
+        }],
+    }
+
+
+def test_a_print_whose_value_is_used_or_that_shares_its_line_has_no_fix(project: Path) -> None:
+    write(project, {"model.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+                                "        y = print(x)\n        print(x); z = x\n        return x\n"})
+    found = json.loads(torchlint("model.py", "--output-format", "json", cwd=project).stdout)
+    assert [f["code"] for f in found] == ["TL101", "TL101"] and all(f["fix"] is None for f in found)
+
+
+def _finding(row: int, column: int, end: int, content: str) -> Diagnostic:
+    edit = Edit(content, Location(row, column), Location(row, end))
+    return Diagnostic("m.py", "TL999", "x", "x", Location(row, column), Location(row, end),
+                      fix=Fix("fix", Applicability.SAFE, (edit,)))
+
+
+def test_overlapping_fixes_wait_for_the_next_pass_and_shared_edits_are_made_once() -> None:
+    text = "abcdef\nghij\n"
+    first, overlapping = _finding(1, 2, 4, "XY"), _finding(1, 3, 5, "Z")
+    shared = [_finding(2, 1, 1, "import torch\n"), _finding(2, 1, 1, "import torch\n")]
+    fixed, done = apply_fixes(text, [overlapping, first, *shared], unsafe=False)
+    assert fixed == "aXYdef\nimport torch\nghij\n"
+    assert done == [first, *shared]
+
+
+def test_sarif_carries_the_fix_and_stays_valid(model: Path) -> None:
+    from sarif_schema import assert_valid_sarif
+
+    document = json.loads(torchlint("model.py", "--output-format", "sarif", cwd=model.parent).stdout)
+    assert_valid_sarif(document)
+    fixes = document["runs"][0]["results"][0]["fixes"]
+    replacement = fixes[0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["deletedRegion"] == {"startLine": 6, "startColumn": 9, "endLine": 6, "endColumn": 9}
+    assert replacement["insertedContent"]["text"].startswith("if not torch.compiler.is_compiling():")
+
+
+def test_torch_assert_checks_on_the_device_through_the_files_own_name_for_torch(project: Path) -> None:
+    write(project, {"model.py": "import torch as th\n\n\nclass Net(th.nn.Module):\n    def forward(self, x):\n"
+                                "        th._assert(x.sum() > 0, 'positive')\n"
+                                "        th._assert(x.sum() > 0, f'sum {x.sum()}')\n        return x\n"})
+    result = torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert result.returncode == 1  # the second message is built at run time: no fix
+    assert (project / "model.py").read_text().splitlines()[5:7] == [
+        "        th._assert_async(x.sum() > 0, 'positive')",
+        "        th._assert(x.sum() > 0, f'sum {x.sum()}')",
+    ]
+
+
+def test_an_assert_with_a_formatted_message_is_checked_in_eager_mode_only(project: Path) -> None:
+    write(project, {"model.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+                                "        assert x.sum() > 0, f'sum {x.sum()}'\n        return x\n"})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text().splitlines()[5:7] == [
+        "        if not torch.compiler.is_compiling():",
+        "            assert x.sum() > 0, f'sum {x.sum()}'",
+    ]

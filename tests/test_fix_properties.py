@@ -1,0 +1,103 @@
+"""`--fix` on generated model files: whatever the nesting, indentation, line endings and
+spellings, the result compiles, keeps every line of the original, keeps its line endings,
+and a further pass has nothing left to apply."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from torchlint.config import Settings
+from torchlint.engine import lint_text
+from torchlint.fixing import MAX_PASSES, apply_fixes
+
+GUARD = "if not torch.compiler.is_compiling():"
+
+# One statement each, `{i}` standing for the indentation of its continuation lines.
+STATEMENTS = (
+    'print("shape", x.shape)',
+    'print(\n{i}    "multi",\n{i}    x,\n{i})',
+    'print("kept")  # a trailing comment',
+    'logger.info("x %s", x.shape)',
+    'warnings.warn("deprecated")',
+    'sys.stdout.write("step\\n")',
+    "breakpoint()",
+    "y = x * 2",
+    "print(x); z = x",
+    "value = print(x)",
+    'print("""a string\nover two lines""")',
+)
+BLOCKS = ("for _ in range(2):", "if x.dim() > 1:", "with torch.no_grad():", "while False:")
+
+
+def _body(rng: random.Random, indent: str, unit: str, depth: int) -> list[str]:
+    lines = []
+    for _ in range(rng.randint(1, 4)):
+        if depth < 2 and rng.random() < 0.3:
+            block = rng.choice(BLOCKS + ("try:",))
+            lines.append(indent + block)
+            lines += _body(rng, indent + unit, unit, depth + 1)
+            if block == "try:":
+                lines += [indent + "except Exception:", indent + unit + "pass"]
+        elif rng.random() < 0.1:
+            lines.append(indent + "if x.shape[0] > 1: print(x)")
+        else:
+            lines.append(indent + rng.choice(STATEMENTS).replace("{i}", indent))
+    return lines
+
+
+def generated_model(seed: int) -> str:
+    rng = random.Random(seed)
+    unit = rng.choice(("    ", "  ", "\t"))
+    imports_torch = rng.random() < 0.7
+    header = [
+        "import logging",
+        "import sys",
+        "import warnings",
+        "import torch" if imports_torch else "from torch import nn",
+        "",
+        "logger = logging.getLogger(__name__)",
+        "",
+        "",
+        f"class Net({'torch.nn' if imports_torch else 'nn'}.Module):",
+        unit + "def forward(self, x):",
+    ]
+    lines = header + _body(rng, unit * 2, unit, 0) + [unit * 2 + "return x", ""]
+    return "\n".join(lines).replace("\n", rng.choice(("\n", "\r\n")))
+
+
+def _fix_all(text: str) -> tuple[str, int]:
+    passes = 0
+    while passes < MAX_PASSES:
+        fixed, done = apply_fixes(text, lint_text(text, "model.py", Settings(root=Path("."))), unsafe=True)
+        if not done:
+            break
+        text, passes = fixed, passes + 1
+    return text, passes
+
+
+def _kept_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip() not in (GUARD, "import torch")]
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_fixing_a_generated_model(seed: int) -> None:
+    original = generated_model(seed)
+    fixed, passes = _fix_all(original)
+    assert passes < MAX_PASSES
+    compile(fixed, "model.py", "exec", dont_inherit=True)
+    assert _kept_lines(fixed) == _kept_lines(original)
+    if "\r\n" in original:
+        assert fixed.count("\n") == fixed.count("\r\n")
+    left = lint_text(fixed, "model.py", Settings(root=Path(".")))
+    assert not [d for d in left if d.fix_applies(True)], [(d.code, d.location) for d in left]
+    # Every side-effect call that stands on a line of its own is now guarded.
+    assert not [d for d in left if d.code in ("TL101", "TL102", "TL103", "TL104", "TL106")
+                and _alone_on_its_line(fixed, d.location.row)]
+
+
+def _alone_on_its_line(text: str, row: int) -> bool:
+    line = text.splitlines()[row - 1].strip()
+    return ";" not in line and "=" not in line.split("(")[0] and not line.startswith("if ")

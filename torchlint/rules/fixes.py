@@ -1,0 +1,81 @@
+"""Fixes as rules build them: text put before or in place of nodes of the tree. The engine
+turns them into a finding's edits (rows and columns) once it knows where the nodes are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.diagnostic import Applicability
+
+GUARD_TEST = "not torch.compiler.is_compiling()"
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    node: cst.CSTNode
+    content: str
+    # True: ``content`` goes in front of the node; False: it replaces the node's code.
+    before: bool = False
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    message: str
+    applicability: Applicability
+    edits: tuple[NodeEdit, ...]
+    # A module-level `import torch` the fixed code needs and the file lacks; the engine
+    # puts it before the node given.
+    import_torch_before: cst.CSTNode | None = None
+
+
+def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) -> FixPlan | None:
+    """`if not torch.compiler.is_compiling():` around one simple statement on a line of its
+    own, so it runs in eager mode only (unsafe: while compiling it no longer runs). None
+    where the statement shares its line or the file gives no place for `import torch`."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    imported = _binds_torch(module)
+    anchor = None if imported else _first_import(module)
+    if not imported and anchor is None:
+        return None
+    # The engine fills in the file's line ending and the statement's own indentation once it
+    # knows them; the body goes one step of the file's own indentation further in.
+    prefix = f"if {GUARD_TEST}:{{newline}}{{indent}}{module.default_indent}"
+    return FixPlan(message, Applicability.UNSAFE, (NodeEdit(statement, prefix, before=True),), anchor)
+
+
+def _binds_torch(module: cst.Module) -> bool:
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import) and any(
+                    alias.asname is None and _dotted(alias.name).split(".")[0] == "torch" for alias in small.names
+                ):
+                    return True
+    return False
+
+
+def _first_import(module: cst.Module) -> cst.CSTNode | None:
+    """The first module-level import that `import torch` may go before (not a `__future__` one)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
+            first = statement.body[0]
+            if isinstance(first, cst.ImportFrom) and first.module is not None and _dotted(first.module) == "__future__":
+                continue
+            return statement
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:
+    """``node``'s code replaced with ``code``."""
+    return FixPlan(message, applicability, (NodeEdit(node, code.replace("{", "{{").replace("}", "}}")),))
