@@ -103,7 +103,7 @@ def _probe_in(page: Path, workdir: Path) -> dict:
     import torch
 
     from torchlint.rules import rule_by_code
-    from torchlint.verify.breaks import collect_breaks, fullgraph_compiles
+    from torchlint.verify.breaks import collect_breaks
 
     code = rule_code(page)
     rule = rule_by_code(code)
@@ -138,34 +138,13 @@ def _probe_in(page: Path, workdir: Path) -> dict:
             f"Example: Dynamo broke on lines {sorted(break_rows)}, torchlint reported {sorted(lint_rows)}"
         )
 
-    fixed_breaks = collect_breaks(fixed, (x,))
-    if fixed_breaks:
-        problems.append(f"Use instead: Dynamo still breaks: {fixed_breaks}")
-    ok, why, output = fullgraph_compiles(fixed, (x,))
-    if not ok:
-        problems.append(f"Use instead: fullgraph=True fails with {why}")
-    else:
-        try:
-            torch.testing.assert_close(output, expected)
-        except AssertionError as error:
-            problems.append(f"Use instead: output differs from the Example's eager output: {error}")
-
+    problems += _clean_and_equal(fixed, x, expected, "Use instead")
     fixed_by_torchlint = _fixed(example_source, example_path)
     if fixed_by_torchlint is not None:
         # What `--fix --unsafe-fixes` writes must compile whole and compute what the Example does.
-        fix_path = workdir / f"fixed_{code.lower()}.py"
         torch.manual_seed(0)
-        rewritten = _load_module(fixed_by_torchlint, fix_path).Model()
-        if collect_breaks(rewritten, (x,)):
-            problems.append("--fix: Dynamo still breaks on the fixed Example")
-        ok, why, output = fullgraph_compiles(rewritten, (x,))
-        if not ok:
-            problems.append(f"--fix: fullgraph=True fails on the fixed Example with {why}")
-        else:
-            try:
-                torch.testing.assert_close(output, expected)
-            except AssertionError as error:
-                problems.append(f"--fix: the fixed Example's output differs from the Example's: {error}")
+        rewritten = _load_module(fixed_by_torchlint, workdir / f"fixed_{code.lower()}.py").Model()
+        problems += _clean_and_equal(rewritten, x, expected, "--fix")
 
     return {
         "page": page.name,
@@ -174,6 +153,26 @@ def _probe_in(page: Path, workdir: Path) -> dict:
         "fixed": fixed_by_torchlint is not None,
         "problems": problems,
     }
+
+
+def _clean_and_equal(model, x, expected, label: str) -> list[str]:
+    """What is wrong with ``model``: a graph break, a failing `fullgraph=True` compile, or an
+    output other than the Example's eager one."""
+    import torch
+
+    from torchlint.verify.breaks import collect_breaks, fullgraph_compiles
+
+    breaks = collect_breaks(model, (x,))
+    if breaks:
+        return [f"{label}: Dynamo still breaks: {breaks}"]
+    ok, why, output = fullgraph_compiles(model, (x,))
+    if not ok:
+        return [f"{label}: fullgraph=True fails with {why}"]
+    try:
+        torch.testing.assert_close(output, expected)
+    except AssertionError as error:
+        return [f"{label}: output differs from the Example's eager output: {error}"]
+    return []
 
 
 def _fixed(source: str, path: Path) -> str | None:
