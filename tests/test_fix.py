@@ -206,3 +206,43 @@ def test_an_assert_with_a_formatted_message_is_checked_in_eager_mode_only(projec
         "        if not torch.compiler.is_compiling():",
         "            assert x.sum() > 0, f'sum {x.sum()}'",
     ]
+
+
+WHERE_CASES = {
+    # an `if` with no `else` keeps the old value on the other side
+    "        if y.abs().max() > 1.0:\n            y = y / y.abs().max()\n":
+        "        y = torch.where(y.abs().max() > 1.0, y / y.abs().max(), y)\n",
+    "        if y.sum() > 0:\n            y = y * 2\n        else:\n            y = -y\n":
+        "        y = torch.where(y.sum() > 0, y * 2, -y)\n",
+    "        y = y * 2 if y.mean() > 0 else y.neg()\n":
+        "        y = torch.where(y.mean() > 0, y * 2, y.neg())\n",
+}
+
+NOT_REWRITTEN = (
+    # a call that may do anything, two names, a comment, a name with no value before, and/or
+    "        if y.sum() > 0:\n            y = helper(y)\n",
+    "        if y.sum() > 0:\n            y = y * 2\n            z = y\n",
+    "        if y.sum() > 0:\n            # why\n            y = y * 2\n",
+    "        if y.sum() > 0:\n            fresh = y * 2\n",
+    "        if y.sum() > 0 and y.max() < 9:\n            y = y * 2\n",
+    "        if y.add_(1).sum() > 0:\n            y = y.mul_(2)\n",
+)
+
+
+def _forward(body: str) -> str:
+    return ("import torch\n\n\ndef helper(t):\n    return t\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        y = x * 1\n" + body + "        return y\n")
+
+
+@pytest.mark.parametrize("before", list(WHERE_CASES))
+def test_a_branch_on_a_tensor_becomes_torch_where(project: Path, before: str) -> None:
+    write(project, {"model.py": _forward(before)})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text() == _forward(WHERE_CASES[before])
+
+
+@pytest.mark.parametrize("body", NOT_REWRITTEN)
+def test_branches_torch_where_cannot_stand_for_are_left_alone(project: Path, body: str) -> None:
+    write(project, {"model.py": _forward(body)})
+    torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert (project / "model.py").read_text() == _forward(body)

@@ -79,3 +79,56 @@ def _dotted(node: cst.BaseExpression) -> str:
 def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:
     """``node``'s code replaced with ``code``."""
     return FixPlan(message, applicability, (NodeEdit(node, code.replace("{", "{{").replace("}", "}}")),))
+
+
+def _assigned(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
+    """(name, value) of a block that is one `name = value` and nothing else."""
+    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+        return None
+    line = block.body[0]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    return assign.targets[0].target.value, assign.value
+
+
+def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], pure) -> FixPlan | None:
+    """`if c: y = a` (`else: y = b`) -> `y = torch.where(c, a, b)`, the else side being `y`'s
+    value before the `if` where there is none. Unsafe: both sides are computed (a NaN or an
+    error on the side not taken now happens, and reaches the gradient), and the result takes
+    the broadcast shape and promoted dtype of both. None unless each branch is one assignment
+    to the same name of an expression ``pure`` accepts, the name is bound before (``bound``),
+    nothing but the branches' code is lost (no comments), and `torch` is imported."""
+    taken = _assigned(statement.body)
+    if taken is None:
+        return None
+    name, value = taken
+    orelse = statement.orelse
+    if orelse is None:
+        if name not in bound:
+            return None
+        other: str = name
+    elif isinstance(orelse, cst.Else) and (other_side := _assigned(orelse.body)) is not None and other_side[0] == name:
+        if not pure(other_side[1]):
+            return None
+        other = module.code_for_node(other_side[1])
+    else:
+        return None
+    code = module.code_for_node(statement)
+    if not pure(value) or "#" in code or not _binds_torch(module):
+        return None
+    test = module.code_for_node(statement.test)
+    rewritten = f"{name} = torch.where({test}, {module.code_for_node(value)}, {other})"
+    return replace_node(statement, rewritten, "Pick with `torch.where`", Applicability.UNSAFE)
+
+
+def where_for_ternary(node: cst.IfExp, module: cst.Module, pure) -> FixPlan | None:
+    """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
+    if not (pure(node.body) and pure(node.orelse)) or not _binds_torch(module):
+        return None
+    parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
+    if any("#" in part for part in parts):
+        return None
+    return replace_node(node, f"torch.where({', '.join(parts)})", "Pick with `torch.where`", Applicability.UNSAFE)

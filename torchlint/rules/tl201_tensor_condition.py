@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
+
+from torchlint.cst_walk import walk
 
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
+from torchlint.rules.fixes import FixPlan, where_for_if, where_for_ternary
 from torchlint.rules.context import RuleContext
 
 _WHERE = (
@@ -16,6 +21,37 @@ _WHILE = "use `torch.while_loop(cond_fn, body_fn, (x,))`, or a fixed number of s
 _LOGICAL = "keep it a tensor: `a & b`, `a | b`, `~a` (or `torch.logical_and/or/not`)"
 
 
+def _bound(ctx: RuleContext) -> set[str]:
+    """The names the current function has bound so far, its parameters included."""
+    names = set(ctx.kinds.names) if ctx.kinds is not None else set()
+    function = ctx.function
+    if function is not None:
+        params = function.node.params
+        names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return names
+
+
+def _pure(value: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """Computing ``value`` changes nothing: names, constants, operators, torch functions and
+    tensor methods that work out of place; no other call."""
+    pure = True
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        nonlocal pure
+        if isinstance(node, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp)):
+            pure = False
+        elif isinstance(node, cst.Call):
+            func = node.func
+            named = (ctx.qualified_name(func) or "").startswith("torch.")
+            method = isinstance(func, cst.Attribute) and ctx.is_tensor(func.value)
+            if not (named or method) or (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")):
+                pure = False
+        return None if pure else True
+
+    walk(value, visit)
+    return pure
+
+
 class TensorCondition(Rule):
     code = "TL201"
     name = "tensor-condition"
@@ -24,21 +60,34 @@ class TensorCondition(Rule):
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
 
-    def _report(self, condition: cst.BaseExpression, what: str, suggestion: str, ctx: RuleContext) -> None:
+    def _report(
+        self, condition: cst.BaseExpression, what: str, suggestion: str, ctx: RuleContext,
+        fix: Callable[[], FixPlan | None] = lambda: None,
+    ) -> None:
+        """``fix`` is offered where the whole condition is the one place Python asks for a
+        tensor's truth (so that `torch.where` can take it as it is)."""
         mark_condition(condition, ctx)
-        for site in truthiness_sites(condition, ctx):
+        sites = list(truthiness_sites(condition, ctx))
+        for site in sites:
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
-            ctx.report(type(self), site, message, suggestion)
+            plan = fix() if sites == [condition] and ctx.is_tensor(site) else None
+            ctx.report(type(self), site, message, suggestion, fix=plan)
 
     def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
-        self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx)
+        def fix() -> FixPlan | None:
+            return where_for_if(node, ctx.summary.module, _bound(ctx), lambda value: _pure(value, ctx))
+
+        self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx, fix)
 
     def visit_While(self, node: cst.While, ctx: RuleContext) -> None:
         self._report(node.test, "`while`", _WHILE, ctx)
 
     def visit_IfExp(self, node: cst.IfExp, ctx: RuleContext) -> None:
-        self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx)
+        def fix() -> FixPlan | None:
+            return where_for_ternary(node, ctx.summary.module, lambda value: _pure(value, ctx))
+
+        self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx, fix)
 
     def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
         # A plain `assert` on a tensor traces; TL204 handles one with a formatted message.
