@@ -226,6 +226,12 @@ NOT_REWRITTEN = (
     "        if y.sum() > 0:\n            fresh = y * 2\n",
     "        if y.sum() > 0 and y.max() < 9:\n            y = y * 2\n",
     "        if y.add_(1).sum() > 0:\n            y = y.mul_(2)\n",
+    # sides torch.where cannot take, and conditions that are Python booleans
+    "        y = y if y.sum() > 0 else None\n",
+    "        z = (y, y) if y.sum() > 0 else (y,)\n",
+    "        y = y if 0 in y else y * 2\n",
+    # a side whose shape differs from the other's
+    "        if y.sum() > 1:\n            y = y.repeat(2, 1)\n",
 )
 
 

@@ -94,39 +94,40 @@ def _assigned(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
     return assign.targets[0].target.value, assign.value
 
 
-def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], pure) -> FixPlan | None:
+def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) -> FixPlan | None:
     """`if c: y = a` (`else: y = b`) -> `y = torch.where(c, a, b)`, the else side being `y`'s
     value before the `if` where there is none. Unsafe: both sides are computed (a NaN or an
     error on the side not taken now happens, and reaches the gradient), and the result takes
     the broadcast shape and promoted dtype of both. None unless each branch is one assignment
-    to the same name of an expression ``pure`` accepts, the name is bound before (``bound``),
-    nothing but the branches' code is lost (no comments), and `torch` is imported."""
+    to the same name of a value ``takes`` accepts (a tensor that only computes), the name is
+    bound before (``bound``), nothing but the branches' code is lost (no comments), and
+    `torch` is imported."""
     taken = _assigned(statement.body)
     if taken is None:
         return None
     name, value = taken
     orelse = statement.orelse
     if orelse is None:
-        if name not in bound:
+        if name not in bound or not takes(cst.Name(name)):
             return None
         other: str = name
     elif isinstance(orelse, cst.Else) and (other_side := _assigned(orelse.body)) is not None and other_side[0] == name:
-        if not pure(other_side[1]):
+        if not takes(other_side[1]):
             return None
         other = module.code_for_node(other_side[1])
     else:
         return None
     code = module.code_for_node(statement)
-    if not pure(value) or "#" in code or not _binds_torch(module):
+    if not takes(value) or "#" in code or not _binds_torch(module):
         return None
     test = module.code_for_node(statement.test)
     rewritten = f"{name} = torch.where({test}, {module.code_for_node(value)}, {other})"
     return replace_node(statement, rewritten, "Pick with `torch.where`", Applicability.UNSAFE)
 
 
-def where_for_ternary(node: cst.IfExp, module: cst.Module, pure) -> FixPlan | None:
+def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
     """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
-    if not (pure(node.body) and pure(node.orelse)) or not _binds_torch(module):
+    if not (takes(node.body) and takes(node.orelse)) or not _binds_torch(module):
         return None
     parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
     if any("#" in part for part in parts):

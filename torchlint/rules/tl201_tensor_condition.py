@@ -31,25 +31,69 @@ def _bound(ctx: RuleContext) -> set[str]:
     return names
 
 
+_ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _tensor_test(condition: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A condition `torch.where` takes as it is: a tensor comparison (`in` and `is` give
+    Python booleans), or a tensor's `.any()` / `.all()`."""
+    if not ctx.is_tensor(condition):
+        return False
+    if isinstance(condition, cst.Comparison):
+        return all(isinstance(target.operator, _ORDERINGS) for target in condition.comparisons)
+    return (
+        isinstance(condition, cst.Call)
+        and isinstance(condition.func, cst.Attribute)
+        and condition.func.attr.value in ("any", "all")
+        and not condition.args
+    )
+
+
+def _where_side(value: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A value `torch.where` can pick: a tensor, or a number, that only computes."""
+    number = isinstance(value, (cst.Integer, cst.Float)) or (
+        isinstance(value, cst.UnaryOperation) and isinstance(value.expression, (cst.Integer, cst.Float))
+    )
+    return (number or ctx.is_tensor(value)) and _pure(value, ctx)
+
+
+# Calls that keep a tensor's shape (so both sides of `torch.where` broadcast as the branch
+# did), as tensor methods or torch functions; and reductions to one value, without arguments.
+_ELEMENTWISE = frozenset({
+    "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sign",
+    "tanh", "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "clip", "floor", "ceil", "round", "trunc",
+    "pow", "maximum", "minimum", "nan_to_num", "float", "double", "half", "detach", "clone",
+})
+_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "sum", "mean", "norm", "std", "var", "prod"})
+
+
 def _pure(value: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """Computing ``value`` changes nothing: names, constants, operators, torch functions and
-    tensor methods that work out of place; no other call."""
+    """Computing ``value`` changes nothing and keeps the shape a branch had: names,
+    constants, operators, and the element-wise functions and methods and argument-less
+    reductions above; no other call."""
     pure = True
 
     def visit(node: cst.CSTNode) -> bool | None:
         nonlocal pure
-        if isinstance(node, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp)):
+        if isinstance(node, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp, cst.Subscript)):
             pure = False
         elif isinstance(node, cst.Call):
-            func = node.func
-            named = (ctx.qualified_name(func) or "").startswith("torch.")
-            method = isinstance(func, cst.Attribute) and ctx.is_tensor(func.value)
-            if not (named or method) or (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")):
-                pure = False
+            pure = _shape_keeping(node, ctx)
         return None if pure else True
 
     walk(value, visit)
     return pure
+
+
+def _shape_keeping(call: cst.Call, ctx: RuleContext) -> bool:
+    func = call.func
+    name = ctx.qualified_name(func) or ""
+    if name.startswith("torch.") and name.count(".") == 1:
+        return name[len("torch."):] in _ELEMENTWISE
+    if not (isinstance(func, cst.Attribute) and ctx.is_tensor(func.value)):
+        return False
+    method = func.attr.value
+    return method in _ELEMENTWISE or (method in _REDUCTIONS and not call.args)
 
 
 class TensorCondition(Rule):
@@ -71,12 +115,12 @@ class TensorCondition(Rule):
         for site in sites:
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
-            plan = fix() if sites == [condition] and ctx.is_tensor(site) else None
+            plan = fix() if sites == [condition] and _tensor_test(condition, ctx) else None
             ctx.report(type(self), site, message, suggestion, fix=plan)
 
     def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
         def fix() -> FixPlan | None:
-            return where_for_if(node, ctx.summary.module, _bound(ctx), lambda value: _pure(value, ctx))
+            return where_for_if(node, ctx.summary.module, _bound(ctx), lambda value: _where_side(value, ctx))
 
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx, fix)
 
@@ -85,7 +129,7 @@ class TensorCondition(Rule):
 
     def visit_IfExp(self, node: cst.IfExp, ctx: RuleContext) -> None:
         def fix() -> FixPlan | None:
-            return where_for_ternary(node, ctx.summary.module, lambda value: _pure(value, ctx))
+            return where_for_ternary(node, ctx.summary.module, lambda value: _where_side(value, ctx))
 
         self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx, fix)
 
