@@ -107,6 +107,8 @@ def _probe_in(page: Path, workdir: Path) -> dict:
 
     code = rule_code(page)
     rule = rule_by_code(code)
+    # The suite probes on the CPU; TORCHLINT_PROBE_DEVICE=cuda probes a page on a GPU.
+    device = torch.device(os.environ.get("TORCHLINT_PROBE_DEVICE", "cpu"))
     sections = split_sections(page.read_text(encoding="utf-8"))
     example_source = python_blocks(sections["Example"])[0]
     fixed_source = python_blocks(sections["Use instead"])[0]
@@ -118,11 +120,11 @@ def _probe_in(page: Path, workdir: Path) -> dict:
     fixed_module = _load_module(fixed_source, fixed_path)
     # Equal layer definitions get equal weights.
     torch.manual_seed(0)
-    example = example_module.Model()
+    example = example_module.Model().to(device)
     torch.manual_seed(0)
-    fixed = fixed_module.Model()
+    fixed = fixed_module.Model().to(device)
     torch.manual_seed(1)
-    x = torch.randn(*INPUT_SHAPE)
+    x = torch.randn(*INPUT_SHAPE).to(device)
     expected = example(x)
 
     breaks = collect_breaks(example, (x,))
@@ -143,7 +145,7 @@ def _probe_in(page: Path, workdir: Path) -> dict:
     if fixed_by_torchlint is not None:
         # What `--fix --unsafe-fixes` writes must compile whole and compute what the Example does.
         torch.manual_seed(0)
-        rewritten = _load_module(fixed_by_torchlint, workdir / f"fixed_{code.lower()}.py").Model()
+        rewritten = _load_module(fixed_by_torchlint, workdir / f"fixed_{code.lower()}.py").Model().to(device)
         problems += _clean_and_equal(rewritten, x, expected, "--fix")
 
     return {
