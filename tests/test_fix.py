@@ -45,9 +45,9 @@ class Net(torch.nn.Module):
         for _ in range(2):
             if not torch.compiler.is_compiling():
                 print(
-                "step",
-                y,
-            )
+                    "step",
+                    y,
+                )
         return y
 """
 
@@ -126,7 +126,7 @@ def test_a_fix_keeps_line_endings_encoding_mode_and_links(project: Path) -> None
     written = real.read_bytes()
     assert b"gr\xf6\xdfe" in written
     assert written.count(b"\r\n") == written.count(b"\n")
-    assert b"\r\n            if not torch.compiler.is_compiling():\r\n" in written
+    assert b"\r\n            if not torch.compiler.is_compiling():\r\n                print(\r\n                    \"step\",\r\n" in written
     assert real.stat().st_mode & 0o777 == 0o751
 
 

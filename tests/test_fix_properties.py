@@ -89,6 +89,9 @@ def test_fixing_a_generated_model(seed: int) -> None:
     assert passes < MAX_PASSES
     compile(fixed, "model.py", "exec", dont_inherit=True)
     assert _kept_lines(fixed) == _kept_lines(original)
+    # A string's text is never touched: the two lines of the triple-quoted one stay as they were.
+    unindented = [line for line in fixed.splitlines() if line.startswith('over two lines"""')]
+    assert len(unindented) == original.count('over two lines"""')
     if "\r\n" in original:
         assert fixed.count("\n") == fixed.count("\r\n")
     left = lint_text(fixed, "model.py", Settings(root=Path(".")))

@@ -3,7 +3,9 @@ the statement's own indentation and the file's own line ending."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Mapping
 
 import libcst as cst
@@ -51,6 +53,8 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
             return None  # a statement to indent that does not start its line
         content = edit.content.format(newline=lines.newline, indent=indent)
         edits.append(Edit(content, start, start if edit.before else end))
+        if edit.indent_more:
+            edits += [Edit(edit.indent_more, Location(row, 1), Location(row, 1)) for row in _code_rows(lines, start, end)]
     anchor = plan.import_torch_before
     if anchor is not None:
         if id(anchor) not in spans:
@@ -59,3 +63,18 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
         edits.append(Edit(f"import torch{lines.newline}", Location(row, 1), Location(row, 1)))
     edits.sort(key=lambda edit: (edit.location, edit.end_location))
     return Fix(plan.message, plan.applicability, tuple(edits))
+
+
+def _code_rows(lines: TextLines, start: Location, end: Location) -> list[int]:
+    """The rows after ``start``'s, up to ``end``'s, that do not begin inside a string (whose
+    text an added indentation would change); none when the code does not tokenize."""
+    rows = range(start.row + 1, end.row + 1)
+    code = "".join(lines.row(row) for row in range(start.row, end.row + 1))
+    in_strings: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", None):
+                in_strings.update(range(start.row + token.start[0], start.row + token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [row for row in rows if row not in in_strings and lines.row(row).strip()]

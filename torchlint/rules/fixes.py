@@ -18,6 +18,9 @@ class NodeEdit:
     content: str
     # True: ``content`` goes in front of the node; False: it replaces the node's code.
     before: bool = False
+    # Put in front of each further line of the node (not inside a string): a statement moved
+    # into a block keeps its continuation lines in step.
+    indent_more: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     # The engine fills in the file's line ending and the statement's own indentation once it
     # knows them; the body goes one step of the file's own indentation further in.
     prefix = f"if {GUARD_TEST}:{{newline}}{{indent}}{module.default_indent}"
-    return FixPlan(message, Applicability.UNSAFE, (NodeEdit(statement, prefix, before=True),), anchor)
+    edit = NodeEdit(statement, prefix, before=True, indent_more=module.default_indent)
+    return FixPlan(message, Applicability.UNSAFE, (edit,), anchor)
 
 
 def _binds_torch(module: cst.Module) -> bool:
