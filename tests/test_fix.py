@@ -252,3 +252,19 @@ def test_branches_torch_where_cannot_stand_for_are_left_alone(project: Path, bod
     write(project, {"model.py": _forward(body)})
     torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
     assert (project / "model.py").read_text() == _forward(body)
+
+
+def test_a_buffer_from_stdin_comes_back_fixed_on_stdout(project: Path) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
+    command = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--stdin-filename", "model.py", "-"]
+    fixed = subprocess.run([*command, "--fix", "--unsafe-fixes"], input=MODEL.encode(), cwd=project,
+                           capture_output=True, env=environment, timeout=120)
+    assert fixed.returncode == 0 and fixed.stdout.decode() == GUARDED
+    assert fixed.stderr.decode().strip() == "Fixed 2 findings, 0 remaining."
+    # Without --unsafe-fixes nothing is applied: the buffer comes back as it was, the findings on stderr.
+    kept = subprocess.run([*command, "--fix"], input=MODEL.encode(), cwd=project,
+                          capture_output=True, env=environment, timeout=120)
+    assert kept.returncode == 1 and kept.stdout.decode() == MODEL
+    assert kept.stderr.decode().count("model.py:") == 3  # two prints, and the loop one of them is in
+    assert kept.stderr.decode().endswith("Fixed 0 findings, 3 remaining.\n")
+    assert not (project / "model.py").exists()

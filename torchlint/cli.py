@@ -18,6 +18,7 @@ import click
 from torchlint import __version__
 from torchlint.cache import cache_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
+from torchlint.diagnostic import FileError
 from torchlint.reporters import FORMATS, ReportContext, render
 from torchlint.reporters.paths import display_path
 from torchlint.rules import all_rules, rule_by_code
@@ -166,7 +167,7 @@ def check(
         fixing = fix_only or (root.fix if fix is None else fix)
         fixed = None
         if (fixing or diff) and from_stdin:
-            _fail("--fix and --diff need files: a buffer from stdin cannot be fixed yet")
+            _fix_stdin(stdin_filename, resolver, unsafe, diff, quiet, cwd, where)
             return
         if fixing or diff:
             from torchlint.fixing import fix_paths
@@ -262,6 +263,53 @@ def _echo_fixed(fixed, cwd: Path) -> None:
         for code, count in sorted(counts.items()):
             rule = rule_by_code(code)
             click.echo(f"    {count} × {code} ({rule.name if rule else code})", err=True)
+
+
+def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, diff: bool, quiet: bool,
+               cwd: Path, where: dict) -> None:
+    """An editor's buffer with `--fix`: the fixed text on stdout (with `--diff`, the diff),
+    what is left on stderr, as ruff does."""
+    import difflib
+
+    from torchlint.fixing import MAX_PASSES, apply_fixes, compile_error
+    from torchlint.runner import check_stdin
+    from torchlint.source import SourceError, decode_source, encode_source
+
+    data = sys.stdin.buffer.read()
+    try:
+        original = decode_source(data)
+    except SourceError as error:
+        _echo_errors([FileError(filename or "-", str(error))], cwd)
+        sys.exit(EXIT_ERROR)
+    text, fixed, errors = original, 0, []
+    for _ in range(MAX_PASSES):
+        run = check_stdin(encode_source(text, data), filename, resolver, **where)
+        errors = run.all_errors
+        new, done = apply_fixes(text, run.diagnostics, unsafe)
+        if not done or new == text:
+            break
+        problem = compile_error(new, filename or "-")
+        if problem is not None:
+            errors.append(FileError(filename or "-", f"fixes not applied: the result would not parse ({problem})"))
+            break
+        text, fixed = new, fixed + len(done)
+    shown = display_path(filename, cwd) if filename else "-"
+    if diff:
+        lines = difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True), shown, shown)
+        click.echo("".join(lines), nl=False)
+    else:
+        sys.stdout.buffer.write(encode_source(text, data))
+        sys.stdout.flush()
+    left = [] if diff else run.diagnostics
+    _echo_errors(errors, cwd)
+    if left:
+        click.echo(render("concise", left, ReportContext(cwd, {}, all_rules(), __version__, unsafe_fixes=unsafe)), nl=False, err=True)
+    if not quiet:
+        done_text = f"Would fix {_plural(fixed, 'finding')}." if diff else f"Fixed {_plural(fixed, 'finding')}, {len(left)} remaining."
+        click.echo(done_text, err=True)
+    if errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if (fixed if diff else left) else EXIT_CLEAN)
 
 
 def _report_diff(fixed, cwd: Path) -> None:

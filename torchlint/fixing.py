@@ -92,7 +92,7 @@ def fix_paths(paths: Sequence[str | Path], resolver: ConfigResolver, *, unsafe: 
             new, done = apply_fixes(current, result.diagnostics, unsafe)
             if not done or new == current:
                 continue
-            problem = _compile_error(new, path)
+            problem = compile_error(new, path)
             if problem is not None:
                 errors.append(FileError(path, f"fixes not applied: the result would not parse ({problem})"))
                 refused.add(path)
@@ -114,7 +114,7 @@ def fix_paths(paths: Sequence[str | Path], resolver: ConfigResolver, *, unsafe: 
     return run
 
 
-def _compile_error(text: str, path: str) -> str | None:
+def compile_error(text: str, path: str) -> str | None:
     try:
         compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
