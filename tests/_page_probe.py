@@ -178,18 +178,16 @@ def _clean_and_equal(model, x, expected, label: str) -> list[str]:
 
 
 def _fixed(source: str, path: Path) -> str | None:
-    """The Example after `--fix --unsafe-fixes` (every pass), or None when nothing is fixed."""
+    """The Example after `--fix --unsafe-fixes` (every pass), or None when nothing is fixed.
+    A pass dropped for not compiling is a failure of the fix."""
     from torchlint.config import Settings
     from torchlint.engine import lint_text
-    from torchlint.fixing import MAX_PASSES, apply_fixes
+    from torchlint.fixing import fix_text
 
-    text = source
-    for _ in range(MAX_PASSES):
-        new, done = apply_fixes(text, lint_text(text, str(path), Settings(root=path.parent)), unsafe=True)
-        if not done:
-            break
-        text = new
-    return text if text != source else None
+    result = fix_text(source, lambda text: lint_text(text, str(path), Settings(root=path.parent)), True, str(path))
+    if result.problem is not None:
+        raise AssertionError(f"--fix: {result.problem}")
+    return result.text if result.text != source else None
 
 
 def _configs() -> dict[str, object]:

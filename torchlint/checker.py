@@ -305,12 +305,16 @@ class _RuleWalk(FlowEvents):
         self.ctx = ctx
 
     def simple(self, statements: SimpleStatements) -> None:
+        # A one-line suite (`if c: x()`) is part of its compound statement, not one of its own.
         if isinstance(statements, cst.SimpleStatementLine):
-            self.compound(statements)
+            self._at(statements)
         for small in statements.body:
             self.checker._expression(small, self.ctx)
 
     def compound(self, statement: cst.BaseStatement) -> None:
+        self._at(statement)
+
+    def _at(self, statement: cst.BaseStatement) -> None:
         self.ctx.statement = statement
         self.checker._notify(statement, self.ctx)
 

@@ -190,19 +190,18 @@ def check(
     errors = run.all_errors + (fixed.errors if fixed is not None else [])
     _echo_errors(errors, cwd)
     if fix_only:
-        diagnostics = []
-    elif statistics:
-        report = _statistics(diagnostics, output_format)
+        diagnostics = []  # nothing but the count is reported
     else:
-        # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
-        context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
-        report = render(output_format, diagnostics, context)
-    if fix_only:
-        pass
-    elif output_file is not None:
-        output_file.write_text(report, encoding="utf-8")
-    elif report:
-        click.echo(report, nl=False)
+        if statistics:
+            report = _statistics(diagnostics, output_format)
+        else:
+            # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
+            context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
+            report = render(output_format, diagnostics, context)
+        if output_file is not None:
+            output_file.write_text(report, encoding="utf-8")
+        elif report:
+            click.echo(report, nl=False)
     if show_fixes and fixed is not None:
         _echo_fixed(fixed, cwd)
     if not quiet:
@@ -269,9 +268,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
                cwd: Path, where: dict) -> None:
     """An editor's buffer with `--fix`: the fixed text on stdout (with `--diff`, the diff),
     what is left on stderr, as ruff does."""
-    import difflib
-
-    from torchlint.fixing import MAX_PASSES, apply_fixes, compile_error
+    from torchlint.fixing import fix_text
     from torchlint.runner import check_stdin
     from torchlint.source import SourceError, decode_source, encode_source
 
@@ -281,26 +278,23 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     except SourceError as error:
         _echo_errors([FileError(filename or "-", str(error))], cwd)
         sys.exit(EXIT_ERROR)
-    text, fixed, errors = original, 0, []
-    for _ in range(MAX_PASSES):
+    errors: list[FileError] = []
+
+    def check(text: str) -> list:
         run = check_stdin(encode_source(text, data), filename, resolver, **where)
-        errors = run.all_errors
-        new, done = apply_fixes(text, run.diagnostics, unsafe)
-        if not done or new == text:
-            break
-        problem = compile_error(new, filename or "-")
-        if problem is not None:
-            errors.append(FileError(filename or "-", f"fixes not applied: the result would not parse ({problem})"))
-            break
-        text, fixed = new, fixed + len(done)
-    shown = display_path(filename, cwd) if filename else "-"
+        errors[:] = run.all_errors
+        return run.diagnostics
+
+    result = fix_text(original, check, unsafe, filename or "-")
+    if result.problem is not None:
+        errors.append(FileError(filename or "-", result.problem))
     if diff:
-        lines = difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True), shown, shown)
-        click.echo("".join(lines), nl=False)
+        click.echo(_unified_diff(original, result.text, display_path(filename, cwd) if filename else "-"), nl=False)
     else:
-        sys.stdout.buffer.write(encode_source(text, data))
+        sys.stdout.buffer.write(encode_source(result.text, data))
         sys.stdout.flush()
-    left = [] if diff else run.diagnostics
+    fixed = len(result.fixed)
+    left = [] if diff else result.left
     _echo_errors(errors, cwd)
     if left:
         click.echo(render("concise", left, ReportContext(cwd, {}, all_rules(), __version__, unsafe_fixes=unsafe)), nl=False, err=True)
@@ -312,14 +306,16 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     sys.exit(EXIT_FINDINGS if (fixed if diff else left) else EXIT_CLEAN)
 
 
-def _report_diff(fixed, cwd: Path) -> None:
-    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
+def _unified_diff(before: str, after: str, shown: str) -> str:
     import difflib
 
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), shown, shown))
+
+
+def _report_diff(fixed, cwd: Path) -> None:
+    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
     for path, (before, after) in sorted(fixed.changed.items()):
-        shown = display_path(path, cwd)
-        click.echo("".join(difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), shown, shown)), nl=False)
+        click.echo(_unified_diff(before, after, display_path(path, cwd)), nl=False)
     _echo_errors(fixed.errors, cwd)
     done = fixed.fixed_count
     click.echo(f"Would fix {_plural(done, 'finding')}." if done else "No fixes to apply.", err=True)

@@ -4,16 +4,15 @@ the statement's own indentation and the file's own line ending."""
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections.abc import Mapping
 
 import libcst as cst
 
 from torchlint.diagnostic import Edit, Fix, Location
+from torchlint.positions import line_starts
 from torchlint.rules.fixes import FixPlan
-
-_LINE_ENDING = re.compile(r"\r\n|\r|\n")
+from torchlint.source import LINE_END
 
 
 def plan_nodes(plan: FixPlan | None) -> list[cst.CSTNode]:
@@ -29,8 +28,8 @@ class TextLines:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [match.end() for match in _LINE_ENDING.finditer(text)]
-        found = _LINE_ENDING.search(text)
+        self.starts = line_starts(text)
+        found = LINE_END.search(text)
         self.newline = found.group() if found else "\n"
 
     def row(self, number: int) -> str:

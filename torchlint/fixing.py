@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,42 @@ def _overlap(one: tuple[int, int, str], other: tuple[int, int, str]) -> bool:
     return one[0] < other[1] and other[0] < one[1] or one[0] == other[0]
 
 
+def one_pass(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool, path: str) -> tuple[str, list[Diagnostic], str | None]:
+    """One pass over one file: (the fixed text, the findings fixed, None), or, where the
+    result would not compile, (``text``, [], why). Nothing fixed: (``text``, [], None)."""
+    new, done = apply_fixes(text, diagnostics, unsafe)
+    if not done or new == text:
+        return text, [], None
+    problem = compile_error(new, path)
+    if problem is not None:
+        return text, [], f"fixes not applied: the result would not parse ({problem})"
+    return new, done, None
+
+
+@dataclass
+class FixedText:
+    text: str
+    fixed: list[Diagnostic]
+    # the findings of the last check: those of ``text``
+    left: list[Diagnostic]
+    # why the last pass was dropped, if it was
+    problem: str | None
+    passes: int
+
+
+def fix_text(text: str, check: Callable[[str], list[Diagnostic]], unsafe: bool, path: str) -> FixedText:
+    """One text (a buffer, a page's Example) fixed pass after pass, ``check`` finding what
+    each pass starts from."""
+    fixed: list[Diagnostic] = []
+    for passes in range(MAX_PASSES):
+        found = check(text)
+        new, done, problem = one_pass(text, found, unsafe, path)
+        if not done:
+            return FixedText(text, fixed, found, problem, passes)
+        text, fixed = new, fixed + done
+    return FixedText(text, fixed, check(text), None, MAX_PASSES)
+
+
 @dataclass
 class FixRun:
     # the findings left after the last pass
@@ -89,13 +125,11 @@ def fix_paths(paths: Sequence[str | Path], resolver: ConfigResolver, *, unsafe: 
                     current = originals[path] = read_source(Path(path))
                 except SourceError:
                     continue  # the check reported it
-            new, done = apply_fixes(current, result.diagnostics, unsafe)
-            if not done or new == current:
-                continue
-            problem = compile_error(new, path)
+            new, done, problem = one_pass(current, result.diagnostics, unsafe, path)
             if problem is not None:
-                errors.append(FileError(path, f"fixes not applied: the result would not parse ({problem})"))
+                errors.append(FileError(path, problem))
                 refused.add(path)
+            if not done:
                 continue
             texts[path] = new
             counts = fixed.setdefault(path, Counter())

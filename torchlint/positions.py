@@ -76,7 +76,7 @@ class _OffsetTrackingState(CodegenState):
         self.spans[id(node)] = (start, end)
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     """The offset where each line of ``text`` starts."""
     return [0] + [match.end() for match in LINE_END.finditer(text)]
 
@@ -89,7 +89,7 @@ class LineIndex:
     """
 
     def __init__(self, text: str, shifts: Mapping[int, int] = {}) -> None:
-        self._starts = _line_starts(text)
+        self._starts = line_starts(text)
         self._shifts = shifts
 
     def location(self, offset: int) -> Location:
@@ -122,7 +122,7 @@ def parse(text: str) -> Parsed:
 def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:
     if "\f" not in text:
         return text, {}
-    starts = _line_starts(text)
+    starts = line_starts(text)
     cuts = {}
     for row, start in enumerate(starts, start=1):
         match = _FORM_FEED_INDENT.match(text, start)

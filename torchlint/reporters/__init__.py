@@ -25,10 +25,6 @@ class ReportContext:
     # whether `--unsafe-fixes` is on: an unsafe fix then counts as one `--fix` applies
     unsafe_fixes: bool = False
 
-    def applies_fix(self, diagnostic: Diagnostic) -> bool:
-        """Whether `--fix` would apply the finding's fix (`[*]`)."""
-        return diagnostic.fix_applies(self.unsafe_fixes)
-
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     """The whole report in format ``fmt``, findings in the order given.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def header_line(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     path = display_path(diagnostic.path, ctx.cwd)
     start = diagnostic.location
-    code = f"{diagnostic.code} [*]" if ctx.applies_fix(diagnostic) else diagnostic.code
+    code = f"{diagnostic.code} [*]" if diagnostic.fix_applies(ctx.unsafe_fixes) else diagnostic.code
     return f"{path}:{start.row}:{start.column}: {code} {diagnostic.message}"
 
 

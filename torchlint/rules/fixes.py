@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
+from torchlint.semantic.scopes import dotted_name
 
 GUARD_TEST = "not torch.compiler.is_compiling()"
 
@@ -55,7 +56,7 @@ def _binds_torch(module: cst.Module) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Import) and any(
-                    alias.asname is None and _dotted(alias.name).split(".")[0] == "torch" for alias in small.names
+                    alias.asname is None and (dotted_name(alias.name) or "").split(".")[0] == "torch" for alias in small.names
                 ):
                     return True
     return False
@@ -66,18 +67,11 @@ def _first_import(module: cst.Module) -> cst.CSTNode | None:
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
             first = statement.body[0]
-            if isinstance(first, cst.ImportFrom) and first.module is not None and _dotted(first.module) == "__future__":
+            if isinstance(first, cst.ImportFrom) and first.module is not None and dotted_name(first.module) == "__future__":
                 continue
             return statement
     return None
 
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:
