@@ -28,6 +28,7 @@ SECTIONS = (
     "Why it breaks the graph",
     "Example",
     "Use instead",
+    "Fix",
     "Settings that change it",
     "Dynamo reference",
 )

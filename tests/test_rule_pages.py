@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
 from helpers import dynamo_workers
 from torchlint.config import Settings
+from torchlint.diagnostic import Applicability
 from torchlint.engine import lint_text
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.verify.pool import Job, WorkerPool
@@ -76,6 +78,42 @@ def test_page_layout(page: Path):
             assert gb_id in sections[title], f"`## {title}` does not name {gb_id}"
     for gb_type in rule.gb_types:
         assert gb_type in sections["Dynamo reference"], f"`## Dynamo reference` does not name {gb_type!r}"
+
+
+_APPLICABILITY_WORDS = {
+    Applicability.SAFE: "safe fix",
+    Applicability.UNSAFE: "unsafe fix",
+    Applicability.DISPLAY_ONLY: "display-only",
+}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_fix_section_says_what_fix_does(page: Path):
+    """A rule without a fix says why none exists; a rule with fixes names each one's safety."""
+    rule = rule_by_code(rule_code(page))
+    fix_section = " ".join(split_sections(page.read_text(encoding="utf-8"))["Fix"].split())
+    if not rule.fixes:
+        assert fix_section.startswith("No mechanical fix: "), fix_section
+        return
+    assert "--fix" in fix_section or Applicability.DISPLAY_ONLY in rule.fixes
+    for applicability in rule.fixes:
+        assert _APPLICABILITY_WORDS[applicability] in fix_section, f"`## Fix` does not say it is a {applicability.value} fix"
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_fixes_offered_are_declared(rule):
+    """The fixes a rule offers on its own cases and its page's Example have the safety it declares."""
+    page = RULES_DIR / rule.page_name()
+    cases = [textwrap.dedent(case) for case in rule.invalid]
+    if not rule.code.startswith("TL9"):
+        cases.append(_block(page, "Example"))
+    offered = {
+        d.fix.applicability
+        for case in cases
+        for d in lint_text(case, str(RULES_DIR / f"{rule.code}_case.py"), Settings(root=REPO))
+        if d.code == rule.code and d.fix is not None
+    }
+    assert offered <= set(rule.fixes), f"{rule.code} offers {offered} but declares {rule.fixes}"
 
 
 def test_readme_indexes_every_page():

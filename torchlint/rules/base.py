@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from torchlint.diagnostic import Severity
+from torchlint.diagnostic import Applicability, Severity
 
 FAMILIES = {
     "TL1": "side effects and I/O",
@@ -39,6 +39,9 @@ class Rule:
     message: ClassVar[str]
     # The rewrite to reach for, shown by `full` output and in JSON.
     suggestion: ClassVar[str | None] = None
+    # How safe each kind of fix the rule offers is; () where no mechanical rewrite exists
+    # (its page's `## Fix` says why).
+    fixes: ClassVar[tuple[Applicability, ...]] = ()
     # Dynamo's graph-break ids and types (torch/_dynamo/graph_break_registry.json).
     gb_ids: ClassVar[tuple[str, ...]] = ()
     gb_types: ClassVar[tuple[str, ...]] = ()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -15,6 +16,7 @@ class PrintInCompiledCode(Rule):
         "guard it with `torch.compiler.is_compiling()` or move it out"
     )
     suggestion = GUARD_SUGGESTION.format(call="print")
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0059",)
     gb_types = ("Failed to trace builtin operator",)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -35,6 +36,7 @@ class LoggingInCompiledCode(Rule):
     # The id depends on the spelling: a logger variable, the logging module's functions, or a
     # logger method called straight on `logging.getLogger(...)`. torch 2.11 reports the
     # module's functions as an unsupported method call (GB0156) instead of GB4841.
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0291", "GB4841", "GB6215", "GB0156")
     gb_types = (
         "logging.Logger method not supported for non-export cases",

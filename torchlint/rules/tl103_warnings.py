@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -28,6 +29,7 @@ class WarningInCompiledCode(Rule):
         "`reorderable_logging_functions`"
     )
     suggestion = GUARD_SUGGESTION.format(call="warnings.warn")
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0007",)
     gb_types = ("Attempted to call function marked as skipped",)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -17,6 +18,7 @@ class StdioWriteInCompiledCode(Rule):
         "trace the stream's methods); guard it with `torch.compiler.is_compiling()` or move it out"
     )
     suggestion = GUARD_SUGGESTION.format(call="sys.stdout.write")
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0156",)
     gb_types = ("Unsupported method call",)
 

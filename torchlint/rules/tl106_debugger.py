@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only, shown_name
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -20,6 +21,7 @@ class DebuggerInCompiledCode(Rule):
         "(`torch.compiler.set_stance('force_eager')`) or guard it with `torch.compiler.is_compiling()`"
     )
     suggestion = GUARD_SUGGESTION.format(call="breakpoint")
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0059", "GB0007")
     gb_types = ("Failed to trace builtin operator", "Attempted to call function marked as skipped")
 

@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.cst_walk import walk
 
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
@@ -101,6 +102,7 @@ class TensorCondition(Rule):
     name = "tensor-condition"
     message = "branching on a tensor's value breaks the graph (Dynamo cannot know which way it goes)"
     suggestion = _WHERE
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import constant_message, truthiness_sites
 from torchlint.rules._side_effects import eager_only
 from torchlint.rules.base import Rule
@@ -16,6 +17,7 @@ class AssertTensorWithMessage(Rule):
         "(a plain `assert` or a constant message traces)"
     )
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`, or give the assert a constant message"
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
 

@@ -25,6 +25,7 @@ class TorchAssertOnTensor(Rule):
     name = "torch-assert-on-tensor"
     message = "`torch._assert()` on a tensor condition reads the data, which breaks the graph"
     suggestion = "check on the device: `torch._assert_async(cond, \"message\")`"
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
 
