@@ -254,6 +254,38 @@ def test_branches_torch_where_cannot_stand_for_are_left_alone(project: Path, bod
     assert (project / "model.py").read_text() == _forward(body)
 
 
+RETURN_CASES = {
+    "        if y.sum() > 0:\n            return y * 2\n        return -y\n":
+        "        return torch.where(y.sum() > 0, y * 2, -y)\n",
+    "        if y.max() < 1:\n            return y.exp()\n        else:\n            return y\n":
+        "        return torch.where(y.max() < 1, y.exp(), y)\n",
+}
+
+RETURNS_KEPT = (
+    # the second return has a comment of its own; a side that is not a tensor
+    "        if y.sum() > 0:\n            return y * 2\n        return -y  # why\n",
+    "        if y.sum() > 0:\n            return y * 2\n        return None\n",
+)
+
+
+def _returning(body: str) -> str:
+    return "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        y = x * 1\n" + body
+
+
+@pytest.mark.parametrize("before", list(RETURN_CASES))
+def test_returns_on_both_sides_of_a_branch_become_one_torch_where(project: Path, before: str) -> None:
+    write(project, {"model.py": _returning(before)})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text() == _returning(RETURN_CASES[before])
+
+
+@pytest.mark.parametrize("body", RETURNS_KEPT)
+def test_returns_torch_where_cannot_stand_for_are_left_alone(project: Path, body: str) -> None:
+    write(project, {"model.py": _returning(body)})
+    torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert (project / "model.py").read_text() == _returning(body)
+
+
 def test_a_buffer_from_stdin_comes_back_fixed_on_stdout(project: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
     command = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--stdin-filename", "model.py", "-"]

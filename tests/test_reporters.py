@@ -131,6 +131,14 @@ def test_concise_lines_mark_only_fixable_findings(ctx):
     assert render("concise", [unsafe], unsafe_on) == f"{shown}:10:1: TL101 [*] print() inside compiled code breaks the graph\n"
 
 
+def test_full_shows_a_display_only_fix_with_its_code(ctx):
+    skeleton = "def true_fn(x):\n    return x + 1\n"
+    fix = Fix("Run the branches with `torch.cond`", Applicability.DISPLAY_ONLY, (Edit(skeleton, Location(5, 5), Location(5, 13)),))
+    lines = render("full", [dataclasses.replace(print_finding(), fix=fix)], ctx).splitlines()
+    at = lines.index("  = fix (display-only): Run the branches with `torch.cond`")
+    assert lines[at + 1 : at + 3] == ["  |   def true_fn(x):", "  |       return x + 1"]
+
+
 def test_concise_keeps_the_given_order_and_absolute_paths_outside_cwd(ctx):
     out = render("concise", [item_finding(path=OUTSIDE), print_finding()], ctx)
     first, second = out.splitlines()
@@ -147,7 +155,7 @@ def test_full_shows_excerpt_carets_help_and_docs(ctx):
     assert lines[0] == (
         f"{Path('models/net.py')}:5:5: TL101 [*] print() inside compiled code breaks the graph"
     )
-    assert lines[1:8] == [
+    assert lines[1:9] == [
         "  |",
         "4 | def forward(x):",
         "5 |     print(x)",
@@ -155,8 +163,9 @@ def test_full_shows_excerpt_carets_help_and_docs(ctx):
         "6 |     return x.item()",
         "  |",
         "  = help: Log outside the compiled function",
+        "  = fix (safe): Remove the print() call",
     ]
-    assert lines[8] == f"  = docs: {PrintRule.url()}"
+    assert lines[9] == f"  = docs: {PrintRule.url()}"
     # Carets sit exactly under `print(x)`.
     source_line, caret_line = lines[3], lines[4]
     start = caret_line.index("^")

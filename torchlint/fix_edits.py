@@ -51,6 +51,10 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
         if "{indent}" in edit.content and indent.strip():
             return None  # a statement to indent that does not start its line
         content = edit.content.format(newline=lines.newline, indent=indent)
+        if edit.whole_lines:
+            if indent.strip() or lines.row(end.row)[end.column - 1:].strip():
+                return None  # the node shares a row with other code
+            start, end = Location(start.row, 1), _next_row(lines, end.row)
         edits.append(Edit(content, start, start if edit.before else end))
         if edit.indent_more:
             edits += [Edit(edit.indent_more, Location(row, 1), Location(row, 1)) for row in _code_rows(lines, start, end)]
@@ -62,6 +66,13 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
         edits.append(Edit(f"import torch{lines.newline}", Location(row, 1), Location(row, 1)))
     edits.sort(key=lambda edit: (edit.location, edit.end_location))
     return Fix(plan.message, plan.applicability, tuple(edits))
+
+
+def _next_row(lines: TextLines, row: int) -> Location:
+    """Where the row after ``row`` starts (the end of the text after the last row)."""
+    if row < len(lines.starts):
+        return Location(row + 1, 1)
+    return Location(row, len(lines.row(row)) + 1)
 
 
 def _code_rows(lines: TextLines, start: Location, end: Location) -> list[int]:

@@ -7,7 +7,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from torchlint.diagnostic import Diagnostic, Location
+from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Location
 from torchlint.rules import rule_by_code
 from torchlint.rules.tl902_unused_noqa import UnusedNoqa
 from torchlint.source import split_lines
@@ -25,6 +25,13 @@ class Directive:
     end_column: int
     codes: frozenset[str] | None  # None: every code
     file_level: bool
+    # The codes as written, in order (`codes` is for lookups).
+    written: tuple[str, ...] = ()
+    # 1-based columns of the whole comment the directive is in, and what deleting that comment
+    # removes: the spaces before it too, or its whole row where no code shares the row.
+    comment_column: int = 0
+    comment_end_column: int = 0
+    comment_removal: tuple[Location, Location] | None = None
     used: set[str] = field(default_factory=set)
 
     def covers(self, code: str) -> bool:
@@ -47,17 +54,16 @@ def _comments(text: str) -> list[tuple[int, int, str]]:
         return found
 
 
-def _codes(match: re.Match) -> frozenset[str] | None:
+def _written_codes(match: re.Match) -> tuple[str, ...]:
     raw = match.group("codes")
-    if raw is None:
-        return None
-    return frozenset(code.upper() for code in re.split(r"[\s,]+", raw.strip()) if code)
+    return () if raw is None else tuple(code.upper() for code in re.split(r"[\s,]+", raw.strip()) if code)
 
 
 def find_directives(text: str) -> list[Directive]:
     if "noqa" not in text and "NOQA" not in text.upper():
         return []
     directives = []
+    lines = split_lines(text)
     for row, column, comment in _comments(text):
         file_match = _FILE_NOQA.search(comment)
         if file_match is not None:
@@ -67,10 +73,26 @@ def find_directives(text: str) -> list[Directive]:
         if match is None:
             continue
         start = column + match.start()
+        written = _written_codes(match)
+        end = column + len(comment) + 1
         directives.append(
-            Directive(row, start + 1, column + match.end() + 1, _codes(match), file_level)
+            Directive(
+                row, start + 1, column + match.end() + 1, frozenset(written) if written else None, file_level,
+                written, column + 1, end, _comment_removal(lines, row, column, end),
+            )
         )
     return directives
+
+
+def _comment_removal(lines: list[str], row: int, column: int, end: int) -> tuple[Location, Location] | None:
+    if row > len(lines):
+        return None
+    code = lines[row - 1][:column].rstrip()
+    if code:
+        return Location(row, len(code) + 1), Location(row, end)
+    if row < len(lines):
+        return Location(row, 1), Location(row + 1, 1)
+    return Location(row, 1), Location(row, end)
 
 
 def apply_suppressions(
@@ -135,8 +157,31 @@ def _unused(directives: list[Directive], enabled: frozenset[str], path: str) -> 
                 severity=UnusedNoqa.severity,
                 suggestion=UnusedNoqa.suggestion,
                 url=UnusedNoqa.url(),
+                fix=_removal(directive, {*unused, *unknown}),
                 noqa_row=directive.row,
             )
         )
     return found
+
+
+def _removal(directive: Directive, dropped: set[str]) -> Fix | None:
+    """The directive without the codes ``dropped``; with none left, the directive gone (and its
+    comment, with the spaces before it, when the directive was all of it). Safe: only a
+    comment changes."""
+    kept = [code for code in directive.written if code not in dropped]
+    row = directive.row
+    if kept:
+        keyword = "# torchlint: noqa" if directive.file_level else "# noqa"
+        edit = Edit(f"{keyword}: {', '.join(kept)}", Location(row, directive.column), Location(row, directive.end_column))
+        return Fix(f"Remove unused {', '.join(sorted(dropped))}", Applicability.SAFE, (edit,))
+    whole_comment = directive.column == directive.comment_column and directive.end_column == directive.comment_end_column
+    if not whole_comment:
+        # Other words share the comment: they stay, behind a `#` of their own.
+        start, end = Location(row, directive.column), Location(row, directive.end_column)
+        edit = Edit("#" if directive.column == directive.comment_column else "", start, end)
+    elif directive.comment_removal is not None:
+        edit = Edit("", *directive.comment_removal)
+    else:
+        return None
+    return Fix("Remove unused `noqa` directive", Applicability.SAFE, (edit,))
 

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import textwrap
 import unicodedata
 from typing import TYPE_CHECKING
 
-from torchlint.diagnostic import Diagnostic
+from torchlint.diagnostic import Applicability, Diagnostic, Fix
 from torchlint.reporters.concise import header_line
 from torchlint.source import split_lines
 
@@ -56,8 +57,21 @@ def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
     notes = [f"{gutter} = note: line {related.location.row}: {related.code} {related.message}" for related in diagnostic.related]
     if diagnostic.suggestion:
         notes.append(f"{gutter} = help: {diagnostic.suggestion}")
+    if diagnostic.fix is not None:
+        notes.extend(_fix_note(diagnostic.fix, gutter))
     if diagnostic.url:
         notes.append(f"{gutter} = docs: {diagnostic.url}")
+    return notes
+
+
+def _fix_note(fix: Fix, gutter: str) -> list[str]:
+    """The fix's title and safety; a display-only fix, which `--fix` never applies, shows its code."""
+    notes = [f"{gutter} = fix ({fix.applicability.value}): {fix.message}"]
+    if fix.applicability is Applicability.DISPLAY_ONLY:
+        for edit in fix.edits:
+            # The first line of the code goes where the edit starts; shown without that indentation.
+            code = textwrap.dedent(" " * (edit.location.column - 1) + edit.content)
+            notes.extend(f"{gutter} |   {line}".rstrip() for line in split_lines(code))
     return notes
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.cst_walk import walk
 from torchlint.diagnostic import Applicability
 from torchlint.semantic.scopes import dotted_name
 
@@ -22,6 +23,9 @@ class NodeEdit:
     # Put in front of each further line of the node (not inside a string): a statement moved
     # into a block keeps its continuation lines in step.
     indent_more: str = ""
+    # True: the edit covers the node's whole rows, from the first row's start to the start of
+    # the row after the last (a statement removed leaves no blank line behind).
+    whole_lines: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     where the statement shares its line or the file gives no place for `import torch`."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
-    imported = _binds_torch(module)
+    imported = binds_torch(module)
     anchor = None if imported else _first_import(module)
     if not imported and anchor is None:
         return None
@@ -51,7 +55,7 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     return FixPlan(message, Applicability.UNSAFE, (edit,), anchor)
 
 
-def _binds_torch(module: cst.Module) -> bool:
+def binds_torch(module: cst.Module) -> bool:
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -74,60 +78,34 @@ def _first_import(module: cst.Module) -> cst.CSTNode | None:
 
 
 
+def enclosing_block(statement: cst.CSTNode, within: cst.CSTNode) -> cst.IndentedBlock | None:
+    """The indented block of ``within`` whose body holds ``statement`` itself."""
+    found = None
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        nonlocal found
+        if isinstance(node, cst.IndentedBlock) and any(line is statement for line in node.body):
+            found = node
+        return True if found is not None else None
+
+    walk(within, visit)
+    return found
+
+
+def remove_statement(statement: cst.CSTNode, within: cst.CSTNode, message: str, applicability: Applicability) -> FixPlan | None:
+    """One simple statement on rows of its own deleted (`pass` in its place where it is its
+    block's only statement); None where a comment on its row would go with it."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    if statement.trailing_whitespace.comment is not None:
+        return None
+    block = enclosing_block(statement, within)
+    if block is None:
+        return None
+    content = "{{indent}}pass{{newline}}" if len(block.body) == 1 else ""
+    return FixPlan(message, applicability, (NodeEdit(statement, content.format(), whole_lines=True),))
+
+
 def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:
     """``node``'s code replaced with ``code``."""
     return FixPlan(message, applicability, (NodeEdit(node, code.replace("{", "{{").replace("}", "}}")),))
-
-
-def _assigned(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
-    """(name, value) of a block that is one `name = value` and nothing else."""
-    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
-        return None
-    line = block.body[0]
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return None
-    assign = line.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-        return None
-    return assign.targets[0].target.value, assign.value
-
-
-def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) -> FixPlan | None:
-    """`if c: y = a` (`else: y = b`) -> `y = torch.where(c, a, b)`, the else side being `y`'s
-    value before the `if` where there is none. Unsafe: both sides are computed (a NaN or an
-    error on the side not taken now happens, and reaches the gradient), and the result takes
-    the broadcast shape and promoted dtype of both. None unless each branch is one assignment
-    to the same name of a value ``takes`` accepts (a tensor that only computes), the name is
-    bound before (``bound``), nothing but the branches' code is lost (no comments), and
-    `torch` is imported."""
-    taken = _assigned(statement.body)
-    if taken is None:
-        return None
-    name, value = taken
-    orelse = statement.orelse
-    if orelse is None:
-        if name not in bound or not takes(cst.Name(name)):
-            return None
-        other: str = name
-    elif isinstance(orelse, cst.Else) and (other_side := _assigned(orelse.body)) is not None and other_side[0] == name:
-        if not takes(other_side[1]):
-            return None
-        other = module.code_for_node(other_side[1])
-    else:
-        return None
-    code = module.code_for_node(statement)
-    if not takes(value) or "#" in code or not _binds_torch(module):
-        return None
-    test = module.code_for_node(statement.test)
-    rewritten = f"{name} = torch.where({test}, {module.code_for_node(value)}, {other})"
-    return replace_node(statement, rewritten, "Pick with `torch.where`", Applicability.UNSAFE)
-
-
-def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
-    """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
-    if not (takes(node.body) and takes(node.orelse)) or not _binds_torch(module):
-        return None
-    parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
-    if any("#" in part for part in parts):
-        return None
-    return replace_node(node, f"torch.where({', '.join(parts)})", "Pick with `torch.where`", Applicability.UNSAFE)

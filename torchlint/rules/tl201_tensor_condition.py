@@ -4,13 +4,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
 from torchlint.cst_walk import walk
-
+from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
-from torchlint.rules.fixes import FixPlan, where_for_if, where_for_ternary
+from torchlint.rules.branch_fixes import cond_skeleton, where_for_if, where_for_return, where_for_ternary
 from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan
 
 _WHERE = (
     "compute both sides and pick with `torch.where(cond, a, b)`, or use "
@@ -72,18 +72,35 @@ def _pure(value: cst.BaseExpression, ctx: RuleContext) -> bool:
     """Computing ``value`` changes nothing and keeps the shape a branch had: names,
     constants, operators, and the element-wise functions and methods and argument-less
     reductions above; no other call."""
+    return _only_computes(value, lambda call: _shape_keeping(call, ctx), reads_items=False)
+
+
+def _only_computes(value: cst.BaseExpression, call_allowed: Callable[[cst.Call], bool], reads_items: bool) -> bool:
+    """No part of ``value`` does anything but compute: each call is one ``call_allowed``
+    accepts, and there is no lambda, await, yield, walrus or comprehension (nor, unless
+    ``reads_items``, an indexing)."""
     pure = True
+    banned = (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp) + (() if reads_items else (cst.Subscript,))
 
     def visit(node: cst.CSTNode) -> bool | None:
         nonlocal pure
-        if isinstance(node, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp, cst.Subscript)):
+        if isinstance(node, banned):
             pure = False
         elif isinstance(node, cst.Call):
-            pure = _shape_keeping(node, ctx)
+            pure = call_allowed(node)
         return None if pure else True
 
     walk(value, visit)
     return pure
+
+
+def _torch_computation(call: cst.Call, ctx: RuleContext) -> bool:
+    """A torch function or a tensor method that does not work in place (no trailing `_`)."""
+    func = call.func
+    name = ctx.qualified_name(func) or ""
+    if name.startswith("torch."):
+        return not name.endswith("_")
+    return isinstance(func, cst.Attribute) and ctx.is_tensor(func.value) and not func.attr.value.endswith("_")
 
 
 def _shape_keeping(call: cst.Call, ctx: RuleContext) -> bool:
@@ -102,7 +119,7 @@ class TensorCondition(Rule):
     name = "tensor-condition"
     message = "branching on a tensor's value breaks the graph (Dynamo cannot know which way it goes)"
     suggestion = _WHERE
-    fixes = (Applicability.UNSAFE,)
+    fixes = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     gb_ids = ("GB0170",)
     gb_types = ("Data-dependent branching",)
 
@@ -122,7 +139,17 @@ class TensorCondition(Rule):
 
     def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
         def fix() -> FixPlan | None:
-            return where_for_if(node, ctx.summary.module, _bound(ctx), lambda value: _where_side(value, ctx))
+            def takes(value: cst.BaseExpression) -> bool:
+                return _where_side(value, ctx)
+
+            module = ctx.summary.module
+            plan = where_for_if(node, module, _bound(ctx), takes)
+            if plan is None and ctx.function is not None:
+                plan = where_for_return(node, module, ctx.function.node, takes)
+            if plan is None:
+                plan = cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
+                    value, lambda call: _torch_computation(call, ctx), reads_items=True))
+            return plan
 
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx, fix)
 

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._untraceable_calls import report_call, spelled
+from torchlint.diagnostic import Applicability
+from torchlint.rules._untraceable_calls import spelled
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan, remove_statement
 
 # torch 2.13 has no `torch.compiler` spelling of it.
 GRAPH_BREAK_FUNCTIONS = frozenset({"torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break"})
@@ -18,18 +20,25 @@ class ExplicitGraphBreak(Rule):
         "delete the call; to see where Dynamo splits the graph without editing the code, run with "
         "`TORCH_LOGS=graph_breaks` or `torchlint check`"
     )
+    fixes = (Applicability.SAFE,)
     gb_ids = ("GB0025",)
     gb_types = ("Call to `torch._dynamo.graph_break()`",)
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if ctx.qualified_name(node.func) in GRAPH_BREAK_FUNCTIONS:
-            report_call(
-                type(self),
-                node,
-                ctx,
-                f"`{spelled(node)}` in compiled code splits the graph on purpose",
-                "remove it once it is no longer needed",
-            )
+            problem = f"`{spelled(node)}` in compiled code splits the graph on purpose"
+            ctx.report(type(self), node, f"{problem}; remove it once it is no longer needed", fix=self._removal(node, ctx))
+
+    @staticmethod
+    def _removal(node: cst.Call, ctx: RuleContext) -> FixPlan | None:
+        """Deleting the call is safe: outside a compiled graph it does nothing."""
+        statement, function = ctx.statement, ctx.function
+        if function is None or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        small = statement.body[0]
+        if not (isinstance(small, cst.Expr) and small.value is node):
+            return None
+        return remove_statement(statement, function.node, f"Remove `{spelled(node)}`", Applicability.SAFE)
 
     invalid = (
         """

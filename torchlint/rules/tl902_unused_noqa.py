@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.diagnostic import Severity
+from torchlint.diagnostic import Applicability, Severity
 from torchlint.rules.base import Rule
 
 
@@ -12,6 +12,7 @@ class UnusedNoqa(Rule):
     message = "unused `noqa` directive; remove it, or the codes it no longer needs"
     suggestion = "delete the directive, or the codes in it that no finding uses"
     severity = Severity.WARNING
+    fixes = (Applicability.SAFE,)
     compiled_only = False
 
     invalid = (
