@@ -286,6 +286,18 @@ def test_returns_torch_where_cannot_stand_for_are_left_alone(project: Path, body
     assert (project / "model.py").read_text() == _returning(body)
 
 
+def test_a_math_call_on_a_tensor_becomes_its_torch_counterpart(project: Path) -> None:
+    body = ("        t = x.mean()\n        a = x / math.exp(t)\n        b = math.log(t, 2)\n"
+            "        c = math.fabs(t) + math.degrees(t)\n        return a + b + c\n")
+    write(project, {"model.py": "import math\n\n" + _returning(body)})
+    torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert (project / "model.py").read_text().splitlines()[9:12] == [
+        "        a = x / torch.exp(t)",
+        "        b = math.log(t, 2)",  # a base: torch.log takes none
+        "        c = torch.abs(t) + torch.rad2deg(t)",
+    ]
+
+
 def test_a_buffer_from_stdin_comes_back_fixed_on_stdout(project: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
     command = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--stdin-filename", "model.py", "-"]

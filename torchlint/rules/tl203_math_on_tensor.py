@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan, binds_torch, replace_node
 
 
 # `math` functions whose torch counterpart computes the same thing on a tensor.
@@ -20,6 +22,23 @@ _TORCH_NAMES = {
 }
 
 
+# Counterparts that take the same positional arguments and no keywords, so the call keeps its
+# arguments: `math.log(x, base)` and the others' keyword forms have no one-to-one spelling.
+_SAME_ARGUMENTS = frozenset(_TORCH_NAMES) - {"isclose", "frexp", "ldexp", "gcd", "lcm", "hypot", "log"}
+
+
+def _torch_call(node: cst.Call, name: str, ctx: RuleContext) -> FixPlan | None:
+    """`math.exp(t)` -> `torch.exp(t)`. Unsafe: the result is a 0-d tensor rather than a Python
+    number, and the gradient now reaches the tensor."""
+    short = name.removeprefix("math.")
+    if short not in _SAME_ARGUMENTS and not (short == "log" and len(node.args) == 1):
+        return None
+    if any(arg.keyword is not None or arg.star for arg in node.args) or not binds_torch(ctx.summary.module):
+        return None
+    func = f"torch.{_TORCH_NAMES[short]}"
+    return replace_node(node.func, func, f"Use `{func}`", Applicability.UNSAFE)
+
+
 def _suggestion(name: str) -> str | None:
     torch_name = _TORCH_NAMES.get(name.removeprefix("math."))
     if torch_name is None:
@@ -34,6 +53,7 @@ class MathOnTensor(Rule):
     suggestion = "use the torch function on the tensor: `torch.isnan(t)`, `torch.sqrt(t)`, `torch.floor(t)`"
     # `math.isnan(t)` of a tensor is a data-dependent operator; `math.isnan(t.item())` breaks
     # at the `.item()`, which TL301 reports.
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0033",)
     gb_types = ("Data dependent operator",)
 
@@ -44,7 +64,7 @@ class MathOnTensor(Rule):
         # Not silenced by `capture_scalar_outputs`: the `math` call still needs the value.
         if any(ctx.is_tensor(arg.value) for arg in node.args):
             message = f"`{name}()` on a tensor turns it into a Python number, which breaks the graph"
-            ctx.report(type(self), node, message, _suggestion(name))
+            ctx.report(type(self), node, message, _suggestion(name), fix=_torch_call(node, name, ctx))
 
     invalid = (
         """
