@@ -21,6 +21,9 @@ GRAPH_BREAKS = {
     "        torch._dynamo.graph_break()\n": "",
     "        if x.shape[0] > 1:\n            torch._dynamo.graph_break()\n":
         "        if x.shape[0] > 1:\n            pass\n",
+    # two that are all their block holds leave one `pass`
+    "        for _ in range(2):\n            torch._dynamo.graph_break()\n            torch._dynamo.graph_break()\n":
+        "        for _ in range(2):\n            pass\n",
 }
 
 GRAPH_BREAKS_KEPT = (

@@ -3,6 +3,7 @@ turns them into a finding's edits (rows and columns) once it knows where the nod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -92,9 +93,14 @@ def enclosing_block(statement: cst.CSTNode, within: cst.CSTNode) -> cst.Indented
     return found
 
 
-def remove_statement(statement: cst.CSTNode, within: cst.CSTNode, message: str, applicability: Applicability) -> FixPlan | None:
-    """One simple statement on rows of its own deleted (`pass` in its place where it is its
-    block's only statement); None where a comment on its row would go with it."""
+def remove_statement(
+    statement: cst.CSTNode, within: cst.CSTNode, message: str, applicability: Applicability,
+    removed_too: Callable[[cst.CSTNode], bool],
+) -> FixPlan | None:
+    """One simple statement on rows of its own deleted; None where a comment on its row would
+    go with it. ``removed_too`` tells the statements of the same block that their own fixes
+    delete in the same pass: where they and this one are all the block holds, the last of them
+    leaves `pass` behind."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     if statement.trailing_whitespace.comment is not None:
@@ -102,8 +108,9 @@ def remove_statement(statement: cst.CSTNode, within: cst.CSTNode, message: str, 
     block = enclosing_block(statement, within)
     if block is None:
         return None
-    content = "{{indent}}pass{{newline}}" if len(block.body) == 1 else ""
-    return FixPlan(message, applicability, (NodeEdit(statement, content.format(), whole_lines=True),))
+    going = [line for line in block.body if line is statement or removed_too(line)]
+    content = "{indent}pass{newline}" if len(going) == len(block.body) and going[-1] is statement else ""
+    return FixPlan(message, applicability, (NodeEdit(statement, content, whole_lines=True),))
 
 
 def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:

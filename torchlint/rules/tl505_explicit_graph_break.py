@@ -12,6 +12,17 @@ from torchlint.rules.fixes import FixPlan, remove_statement
 GRAPH_BREAK_FUNCTIONS = frozenset({"torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break"})
 
 
+def _called_alone(statement: cst.CSTNode | None, ctx: RuleContext) -> cst.Call | None:
+    """The graph-break call that is all of ``statement``, if it is one."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        if ctx.qualified_name(small.value.func) in GRAPH_BREAK_FUNCTIONS:
+            return small.value
+    return None
+
+
 class ExplicitGraphBreak(Rule):
     code = "TL505"
     name = "explicit-graph-break"
@@ -33,12 +44,13 @@ class ExplicitGraphBreak(Rule):
     def _removal(node: cst.Call, ctx: RuleContext) -> FixPlan | None:
         """Deleting the call is safe: outside a compiled graph it does nothing."""
         statement, function = ctx.statement, ctx.function
-        if function is None or not isinstance(statement, cst.SimpleStatementLine):
+        if function is None or _called_alone(statement, ctx) is not node:
             return None
-        small = statement.body[0]
-        if not (isinstance(small, cst.Expr) and small.value is node):
-            return None
-        return remove_statement(statement, function.node, f"Remove `{spelled(node)}`", Applicability.SAFE)
+
+        def removed_too(line: cst.CSTNode) -> bool:
+            return _called_alone(line, ctx) is not None and line.trailing_whitespace.comment is None
+
+        return remove_statement(statement, function.node, f"Remove `{spelled(node)}`", Applicability.SAFE, removed_too)
 
     invalid = (
         """
