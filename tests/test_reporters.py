@@ -132,7 +132,8 @@ def test_concise_lines_mark_only_fixable_findings(ctx):
 
 
 def test_full_shows_a_display_only_fix_with_its_code(ctx):
-    skeleton = "def true_fn(x):\n    return x + 1\n"
+    # Lines after the first carry the indentation of the statement the edit replaces.
+    skeleton = "def true_fn(x):\n        return x + 1\n"
     fix = Fix("Run the branches with `torch.cond`", Applicability.DISPLAY_ONLY, (Edit(skeleton, Location(5, 5), Location(5, 13)),))
     lines = render("full", [dataclasses.replace(print_finding(), fix=fix)], ctx).splitlines()
     at = lines.index("  = fix (display-only): Run the branches with `torch.cond`")
@@ -236,9 +237,10 @@ def test_full_without_source_prints_header_and_notes():
     lines = render("full", findings, ctx).splitlines()
     assert lines[0].endswith("TL101 [*] print() inside compiled code breaks the graph")
     assert lines[1] == "  = help: Log outside the compiled function"
-    assert lines[2].startswith("  = docs: ")
-    assert lines[3] == ""
-    assert lines[4].startswith(f"{Path('models/net.py')}:99:1:")
+    assert lines[2] == "  = fix (safe): Remove the print() call"
+    assert lines[3].startswith("  = docs: ")
+    assert lines[4] == ""
+    assert lines[5].startswith(f"{Path('models/net.py')}:99:1:")
 
 
 def test_full_tolerates_ranges_past_the_line_end(ctx):
