@@ -386,3 +386,41 @@ def test_a_tensor_returned_beside_a_guarded_number_is_still_a_tensor_return():
     body = "    if torch.compiler.is_compiling():\n        return x.sum()\n    return 1"
     source = _COUNT_THEN_BRANCH.format(body=body)
     assert findings(source) == [("TL201", 12)]
+
+
+def test_an_answer_the_call_depth_cut_short_is_worked_out_again_from_less_deep():
+    # `l4` is first reached at the depth limit through `l1`, where `leaf` is too deep to follow;
+    # asked again straight from `forward`, it returns the tensor `leaf` makes.
+    source = """
+import torch
+
+
+def leaf(x: torch.Tensor):
+    return x * 2
+
+
+def l4(x):
+    return leaf(x)
+
+
+def l3(x):
+    return l4(x)
+
+
+def l2(x):
+    return l3(x)
+
+
+def l1(x):
+    return l2(x)
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        a = l1(x)
+        b = l4(x)
+        if b.sum() > 0:
+            return a
+        return b
+"""
+    assert findings(source) == [("TL201", 29)]

@@ -81,6 +81,11 @@ class FileKinds:
         self._binding: set[FunctionInfo] = set()
         # How often a cycle cut an answer short: answers worked out meanwhile are not kept.
         self._cuts = 0
+        # How often the call depth limit cut an answer short. An answer worked out meanwhile is
+        # kept with the depth it was asked at, and served only as deep or deeper: a question
+        # from less deep, with more calls left to follow, works it out again.
+        self._depth_cuts = 0
+        self._cut_at: dict[tuple[str, FunctionInfo], int] = {}
 
     def env(self, function: FunctionInfo, depth: int = 0) -> KindEnv:
         return KindEnv(self, function, depth)
@@ -95,22 +100,44 @@ class FileKinds:
         """The kind of each element when every return is a tuple of one length."""
         return self._returned(function, depth).elements
 
-    def _returned(self, function: FunctionInfo, depth: int) -> _Returns:
-        if function in self._returns:
-            return self._returns[function]
+    def _kept(self, store: dict, kind: str, function: FunctionInfo, depth: int):
+        """The answer kept for ``function``, unless a depth cut shaped it deeper than ``depth``."""
+        if function not in store:
+            return None
+        cut_at = self._cut_at.get((kind, function))
+        return store[function] if cut_at is None or depth >= cut_at else None
+
+    def _keep(self, store: dict, kind: str, function: FunctionInfo, depth: int, answer, cuts: int, depth_cuts: int) -> None:
+        if self._cuts != cuts:
+            return
+        store[function] = answer
+        if self._depth_cuts != depth_cuts:
+            self._cut_at[(kind, function)] = depth
+        else:
+            self._cut_at.pop((kind, function), None)
+
+    def _depth_cut(self, depth: int) -> bool:
         if depth > _MAX_CALL_DEPTH:
+            self._depth_cuts += 1
+            return True
+        return False
+
+    def _returned(self, function: FunctionInfo, depth: int) -> _Returns:
+        kept = self._kept(self._returns, "returns", function, depth)
+        if kept is not None:
+            return kept
+        if self._depth_cut(depth):
             return _UNKNOWN_RETURNS
         if function in self._in_progress:
             self._cuts += 1
             return _UNKNOWN_RETURNS
-        cuts = self._cuts
+        cuts, depth_cuts = self._cuts, self._depth_cuts
         self._in_progress.add(function)
         try:
             returned = _infer_returns(self.env(function, depth + 1))
         finally:
             self._in_progress.discard(function)
-        if self._cuts == cuts:
-            self._returns[function] = returned
+        self._keep(self._returns, "returns", function, depth, returned, cuts, depth_cuts)
         return returned
 
     # -- parameters from call sites ------------------------------------------------
@@ -121,17 +148,18 @@ class FileKinds:
         `self._attend(q, k, max_len)` with a tensor `max_len` makes that parameter a tensor
         even though it has no annotation.
         """
-        if function in self._parameters:
-            return self._parameters[function]
+        kept = self._kept(self._parameters, "parameters", function, depth)
+        if kept is not None:
+            return kept
         sites = self.call_sites().get(function)
         if not sites:
             return {}
-        if depth > _MAX_CALL_DEPTH:
+        if self._depth_cut(depth):
             return {}
         if function in self._binding:
             self._cuts += 1
             return {}
-        cuts = self._cuts
+        cuts, depth_cuts = self._cuts, self._depth_cuts
         self._binding.add(function)
         try:
             passed: dict[str, list[Kind]] = {}
@@ -146,8 +174,7 @@ class FileKinds:
         finally:
             self._binding.discard(function)
         kinds = {name: join_kinds(found) for name, found in passed.items()}
-        if self._cuts == cuts:
-            self._parameters[function] = kinds
+        self._keep(self._parameters, "parameters", function, depth, kinds, cuts, depth_cuts)
         return kinds
 
     def call_sites(self) -> dict[FunctionInfo, list[tuple[FunctionInfo, cst.Call]]]:
@@ -187,14 +214,15 @@ class FileKinds:
 
     def _arguments_in(self, caller: FunctionInfo, depth: int) -> dict[int, _Arguments]:
         """The kinds of the arguments of each call in ``caller`` that runs a function of this file."""
-        if caller in self._arguments:
-            return self._arguments[caller]
-        if depth > _MAX_CALL_DEPTH:
+        kept = self._kept(self._arguments, "arguments", caller, depth)
+        if kept is not None:
+            return kept
+        if self._depth_cut(depth):
             return {}
         if caller in self._in_progress:
             self._cuts += 1
             return {}
-        cuts = self._cuts
+        cuts, depth_cuts = self._cuts, self._depth_cuts
         self.call_sites()
         wanted = self._resolved_calls.get(caller, set())
         found: dict[int, _Arguments] = {}
@@ -214,8 +242,7 @@ class FileKinds:
                 env.run(lambda node: walk(node, visit))
             finally:
                 self._in_progress.discard(caller)
-        if self._cuts == cuts:
-            self._arguments[caller] = found
+        self._keep(self._arguments, "arguments", caller, depth, found, cuts, depth_cuts)
         return found
 
 
