@@ -111,7 +111,7 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _target_label(key: str, cwd: Path) -> str:
+def target_label(key: str, cwd: Path) -> str:
     path, _, name = key.rpartition("::")
     return f"{display_path(path, cwd)}::{name}"
 
@@ -123,7 +123,7 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
         f"{'target':<52} {'breaks':>6} {'findings':>8} {'matched':>7} {'FP':>3} {'missed':>6}  fullgraph",
     ]
     for target in comparison.targets:
-        name = _target_label(target.key, cwd)
+        name = target_label(target.key, cwd)
         if not target.ok:
             lines.append(f"{name:<52} error: {target.response.get('error')}")
             continue
@@ -178,7 +178,7 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
                 f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {dynamo}"
             )
     for target in comparison.errors:
-        lines += ["", f"error in {_target_label(target.key, cwd)}: {target.response.get('error')}"]
+        lines += ["", f"error in {target_label(target.key, cwd)}: {target.response.get('error')}"]
         if target.response.get("traceback"):
             lines.append(target.response["traceback"].rstrip())
     return "\n".join(lines) + "\n"
