@@ -7,7 +7,7 @@ from pathlib import Path
 
 from torchlint.reporters.paths import display_path
 from torchlint.verify.fix_run import CHANGED, FixReport, TargetFix
-from torchlint.verify.report import target_label
+from torchlint.verify.report import settings_line, target_label
 
 
 def _codes(counts: Counter) -> str:
@@ -37,10 +37,9 @@ def totals(report: FixReport) -> dict:
 
 
 def as_text(report: FixReport, cwd: Path) -> str:
-    settings = report.settings
     which = "safe and unsafe fixes" if report.unsafe else "safe fixes only"
     lines = [
-        f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']} · {which}",
+        f"{settings_line(report.settings)} · {which}",
         "",
         f"{'target':<52} {'before':>6} {'after':>5}  {'output':<12} fixes",
     ]

@@ -116,9 +116,13 @@ def target_label(key: str, cwd: Path) -> str:
     return f"{display_path(path, cwd)}::{name}"
 
 
+def settings_line(settings: dict) -> str:
+    return f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']}"
+
+
 def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
     lines = [
-        f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']}",
+        settings_line(settings),
         "",
         f"{'target':<52} {'breaks':>6} {'findings':>8} {'matched':>7} {'FP':>3} {'missed':>6}  fullgraph",
     ]
