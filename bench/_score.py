@@ -11,16 +11,16 @@ says whether they break, so they are counted apart.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _corpus import Library
 from _truth import response_of
-from torchlint.config import ConfigResolver
+from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic
 from torchlint.runner import check_files
 from torchlint.verify.compare import compare, family_of, rule_for_gb_type
-from torchlint.verify.run import with_packages
+from torchlint.verify.run import lint_work as verify_lint_work, with_packages
 from torchlint.verify.traced import functions_that_ran
 from torchlint.engine import module_name
 
@@ -154,16 +154,22 @@ def static_findings(
     With ``traced`` (file -> lines that ran), every function that ran joins the entry points:
     the rules measured apart from region inference.
     """
+    return {result.path: result.diagnostics for result in check_files(lint_work(site, files, entry_points, traced))}
+
+
+def lint_work(
+    site: Path, files: list[str], entry_points: tuple[str, ...], traced: dict[str, set[int]] | None = None
+) -> list[tuple[Path, Settings]]:
+    """Each file with the settings the bench lints (and fixes) it with: `static_findings`'s."""
     resolver = ConfigResolver(cwd=site)
-    work = []
-    for path in files:
-        settings = resolver.for_path(Path(path))
-        extra = ()
-        if traced is not None:
-            module = module_name(path, settings)
-            extra = tuple(f"{module}.{name}" for name in sorted(functions_that_ran(path, traced.get(path, set()))))
-        work.append((Path(path), replace(settings, entry_points=settings.entry_points + entry_points + extra)))
-    return {result.path: result.diagnostics for result in check_files(work)}
+
+    def extra(path: str, settings: Settings) -> tuple[str, ...]:
+        if traced is None:
+            return entry_points
+        module = module_name(path, settings)
+        return entry_points + tuple(f"{module}.{name}" for name in sorted(functions_that_ran(path, traced.get(path, set()))))
+
+    return verify_lint_work(files, resolver, extra)
 
 
 def files_to_lint(records: Iterable[dict], site: Path) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from _corpus import Library, declared_compiles, requirements
 from torchlint.config import ConfigResolver
 from torchlint.verify.pool import WorkerPool
-from torchlint.verify.run import VerifyOptions, run_targets
+from torchlint.verify.run import Extra, VerifyOptions, run_targets
 
 FORMAT = 1
 # Nothing may reach a model hub: every config is built in code.
@@ -83,14 +83,20 @@ def record(
     timeout: float,
     previous: Truth | None,
     only: list[str],
+    overlay: Path | None = None,
+    extra: Extra | None = None,
 ) -> Truth:
     """Run the libraries' targets (or just the ``only`` ones) through `torchlint verify`'s workers.
 
     ``measured``: the packages whose breaks and executed lines are kept, those of the whole
     corpus (one library's target runs another's code). Targets not run keep their records.
+    ``overlay``: a folder imported before the site (a copy of some of its packages, fixed),
+    whose files are recorded by their paths in it as if they were the site's. ``extra``: what
+    to add to each target's request (`run_targets`).
     """
     env = {**os.environ, **OFFLINE}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(overlay or ""), str(site), env.get("PYTHONPATH")]))
+    roots = [folder for folder in (overlay, site) if folder is not None]
     options = VerifyOptions(device="cpu", backend="eager", timeout=timeout, jobs=jobs)
     targets = dict(previous.targets) if previous is not None else {}
     torch_version = None
@@ -106,13 +112,13 @@ def record(
         # Fresh workers for each library: one library's patches to torch or to global state
         # (pyro's, for one) must not change what another's targets do.
         with WorkerPool(jobs, env=env) as pool:
-            runs = run_targets(arguments, ConfigResolver(cwd=site), options, pool, progress)
+            runs = run_targets(arguments, ConfigResolver(cwd=site), options, pool, progress, extra)
         torch_version = runs.torch_version or torch_version
         for key, response in runs.results:
             name = key.rpartition("::")[2]
             if not name:
                 raise TruthError(f"{key}: cannot list its targets: {response.get('error')}")
-            targets[name] = _target_record(library, response, site, measured)
+            targets[name] = _target_record(library, response, roots, measured)
     header = dict(previous.header) if previous is not None else {}
     header.update(
         format=FORMAT,
@@ -127,21 +133,24 @@ def record(
     return Truth(header, targets)
 
 
-def _relative(file: str | None, site: Path) -> str | None:
+def _relative(file: str | None, roots: list[Path]) -> str | None:
     if not file:
         return None
     path = Path(file)
-    return path.relative_to(site).as_posix() if path.is_relative_to(site) else None
+    for root in roots:
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return None
 
 
-def _target_record(library: Library, response: dict, site: Path, measured: set[str]) -> dict:
+def _target_record(library: Library, response: dict, roots: list[Path], measured: set[str]) -> dict:
     def in_measured(relative: str | None) -> bool:
         return relative is not None and relative.split("/", 1)[0] in measured
 
     breaks = []
     outside = 0
     for brk in response.get("breaks", []):
-        relative = _relative(brk["file"], site)
+        relative = _relative(brk["file"], roots)
         if not in_measured(relative):
             outside += 1
             continue
@@ -151,15 +160,17 @@ def _target_record(library: Library, response: dict, site: Path, measured: set[s
         })
     executed = {}
     for file, lines in response.get("executed", {}).items():
-        relative = _relative(file, site)
+        relative = _relative(file, roots)
         if in_measured(relative):
             executed[relative] = _ranges(lines)
     spans = {}
     for file, found in response.get("executed_spans", {}).items():
-        relative = _relative(file, site)
+        relative = _relative(file, roots)
         if in_measured(relative):
             spans[relative] = sorted(found)
+    kept = {key: response[key] for key in ("output_saved", "original_output") if key in response}
     return {
+        **kept,
         "library": library.name,
         "status": response.get("status"),
         "error": response.get("error"),

@@ -422,6 +422,13 @@ def show_rule(code: str) -> None:
     click.echo(page_text(rule), nl=False)
 
 
+def _write_report(report: str, output_file: Path | None) -> None:
+    if output_file is not None:
+        output_file.write_text(report, encoding="utf-8")
+    else:
+        click.echo(report, nl=False)
+
+
 def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
     """A bar on a terminal; otherwise a line per target, for runs of more than a few."""
 
@@ -447,6 +454,8 @@ def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_report_file_option
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
+@click.option("--fix", is_flag=True, help="Apply the fixes to a temporary copy, run the targets again, and report breaks before and after and any output that changed.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: apply unsafe fixes too.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
 def verify_command(
@@ -460,35 +469,50 @@ def verify_command(
     output_format: str,
     output_file: Path | None,
     config_path: Path | None,
+    fix: bool,
+    unsafe_fixes: bool,
     quiet: bool,
 ) -> None:
     """Run targets through TorchDynamo and compare its graph breaks with torchlint's findings.
 
     PATHS_OR_TARGETS are files or folders with a torchlint_targets() function, or
     `file.py::name` for one target. Exit 0 when annotations, static findings and Dynamo
-    agree, 1 when they do not, 2 on errors.
+    agree, 1 when they do not, 2 on errors. With --fix: exit 1 when a fix changed an
+    output or made a target fail, 2 when a target failed before any fix.
     """
-    from torchlint.verify.report import as_json, as_text
     from torchlint.verify.run import VerifyError, VerifyOptions, verify
 
+    if unsafe_fixes and not fix:
+        raise click.UsageError("--unsafe-fixes needs --fix")
     options = VerifyOptions(device, backend, mode, timeout, jobs)
     progress = None if quiet else _verify_progress(sys.stderr.isatty())
     try:
         # A program that runs verify many times (the test suite) may hand in warm workers
         # as click's context object.
         pool = (caller or {}).get("verify_pool")
-        comparison, settings = verify(targets, ConfigResolver(explicit=config_path), options, progress, pool)
+        resolver = ConfigResolver(explicit=config_path)
+        if fix:
+            from torchlint.verify.fix_run import verify_fix
+
+            fixed = verify_fix(targets, resolver, options, unsafe_fixes, progress, pool)
+        else:
+            comparison, settings = verify(targets, resolver, options, progress, pool)
     except (VerifyError, ConfigError) as error:
         _fail(str(error))
         return
+    if fix:
+        from torchlint.verify import fix_report
+
+        report = json.dumps(fix_report.as_json(fixed), indent=2) + "\n" if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
+        _write_report(report, output_file)
+        sys.exit(fixed.exit_code)
+    from torchlint.verify.report import as_json, as_text
+
     if output_format == "json":
         report = json.dumps(as_json(comparison, settings), indent=2) + "\n"
     else:
         report = as_text(comparison, settings, Path.cwd())
-    if output_file is not None:
-        output_file.write_text(report, encoding="utf-8")
-    else:
-        click.echo(report, nl=False)
+    _write_report(report, output_file)
     if comparison.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if comparison.agrees else EXIT_FINDINGS)

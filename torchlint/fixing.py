@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.atomic_write import atomic_file
-from torchlint.config import ConfigResolver
+from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError
 from torchlint.fix_edits import TextLines
-from torchlint.runner import CheckRun, check_paths
+from torchlint.line_map import original_line
+from torchlint.runner import CheckRun, check_files, check_paths
 from torchlint.source import SourceError, encode_source, read_source
 
 # Passes over the same files: each may uncover fixes the one before could not apply.
@@ -98,6 +99,8 @@ class FixRun:
     # path -> (text before, text after) of each file a fix changed
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)
     errors: list[FileError] = field(default_factory=list)
+    # path -> (line in the text before, code) of each finding fixed, in the order applied
+    applied: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def fixed_count(self) -> int:
@@ -107,13 +110,26 @@ class FixRun:
 def fix_paths(paths: Sequence[str | Path], resolver: ConfigResolver, *, unsafe: bool, write: bool, **options) -> FixRun:
     """Check ``paths`` and apply their fixes (``write``: to the files; else only worked out,
     for `--diff`). ``options`` are `check_paths`'s."""
+    return _fix(lambda texts: check_paths(paths, resolver, texts=texts, **options), unsafe, write)
+
+
+def fix_files(work: list[tuple[Path, Settings]], *, unsafe: bool, write: bool = False, **options) -> FixRun:
+    """`fix_paths` for files each with its own settings, as `check_files` takes them (verify's
+    files, with the functions it compiles as entry points). ``options`` are `check_files`'s."""
+    return _fix(lambda texts: CheckRun(check_files(work, texts=texts, **options)), unsafe, write)
+
+
+def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write: bool) -> FixRun:
+    """The passes: ``check_texts`` checks the files with the fixed texts so far standing in
+    for theirs on disk."""
     texts: dict[str, str] = {}
     originals: dict[str, str] = {}
     fixed: dict[str, Counter] = {}
+    applied: dict[str, list[tuple[int, str]]] = {}
     errors: list[FileError] = []
     refused: set[str] = set()
     for _ in range(MAX_PASSES):
-        check = check_paths(paths, resolver, texts=texts, **options)
+        check = check_texts(texts)
         progress = False
         for result in check.results:
             path = result.path
@@ -134,15 +150,18 @@ def fix_paths(paths: Sequence[str | Path], resolver: ConfigResolver, *, unsafe: 
             texts[path] = new
             counts = fixed.setdefault(path, Counter())
             counts.update(d.code for d in done)
+            where = original_line(originals[path], current)
+            applied.setdefault(path, []).extend((where(d.location.row), d.code) for d in done)
             progress = True
         if not progress:
             break
     else:
-        check = check_paths(paths, resolver, texts=texts, **options)
-    run = FixRun(check, fixed, {path: (originals[path], text) for path, text in texts.items()}, errors)
+        check = check_texts(texts)
+    changed = {path: (originals[path], text) for path, text in texts.items()}
+    run = FixRun(check, fixed, changed, errors, applied)
     if write:
         for path, (_, text) in run.changed.items():
-            failure = _write(Path(path), text)
+            failure = write_fixed(Path(path), text)
             if failure is not None:
                 run.errors.append(FileError(path, f"fixes not written: {failure}"))
     return run
@@ -156,7 +175,7 @@ def compile_error(text: str, path: str) -> str | None:
     return None
 
 
-def _write(path: Path, text: str) -> str | None:
+def write_fixed(path: Path, text: str) -> str | None:
     """Write ``text`` over the file in its own encoding and mode, whole or not at all."""
     path = Path(os.path.realpath(path))  # through a symbolic link, not over it
     try:

@@ -104,7 +104,8 @@ class WorkerPool:
 
     def __init__(self, size: int, env: dict[str, str] | None = None, command: Sequence[str] | None = None) -> None:
         self.size = max(1, size)
-        self._env = env
+        # None: the workers inherit this process's environment
+        self.env = env
         self._command = command
         # A slot holds a started worker, or None until one is needed.
         self._slots: queue.Queue[Worker | None] = queue.Queue()
@@ -117,7 +118,7 @@ class WorkerPool:
         worker = self._slots.get()
         try:
             if worker is None:
-                worker = Worker(self._env, self._command)
+                worker = Worker(self.env, self._command)
             yield worker
         except WorkerFailed:
             if worker is not None:

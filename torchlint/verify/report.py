@@ -111,19 +111,23 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _target_label(key: str, cwd: Path) -> str:
+def target_label(key: str, cwd: Path) -> str:
     path, _, name = key.rpartition("::")
     return f"{display_path(path, cwd)}::{name}"
 
 
+def settings_line(settings: dict) -> str:
+    return f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']}"
+
+
 def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
     lines = [
-        f"torch {settings['torch_version']} · device {settings['device']} · backend {settings['backend']}",
+        settings_line(settings),
         "",
         f"{'target':<52} {'breaks':>6} {'findings':>8} {'matched':>7} {'FP':>3} {'missed':>6}  fullgraph",
     ]
     for target in comparison.targets:
-        name = _target_label(target.key, cwd)
+        name = target_label(target.key, cwd)
         if not target.ok:
             lines.append(f"{name:<52} error: {target.response.get('error')}")
             continue
@@ -178,7 +182,7 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
                 f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {dynamo}"
             )
     for target in comparison.errors:
-        lines += ["", f"error in {_target_label(target.key, cwd)}: {target.response.get('error')}"]
+        lines += ["", f"error in {target_label(target.key, cwd)}: {target.response.get('error')}"]
         if target.response.get("traceback"):
             lines.append(target.response["traceback"].rstrip())
     return "\n".join(lines) + "\n"

@@ -52,7 +52,13 @@ def find_target_files(arguments: Sequence[str], resolver: ConfigResolver) -> lis
     return found
 
 
-def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: ConfigResolver, pool: WorkerPool) -> tuple[list[Job], list[tuple[str, dict]], str | None]:
+# What a run adds to a target's request, given the target's key (`path::name`).
+Extra = Callable[[str], dict]
+
+
+def _list_targets(
+    files: list[TargetFile], options: VerifyOptions, resolver: ConfigResolver, pool: WorkerPool, extra: Extra | None
+) -> tuple[list[Job], list[tuple[str, dict]], str | None]:
     """Ask a worker for the names each file declares (and whether CUDA is there)."""
     jobs: list[Job] = []
     failed: list[tuple[str, dict]] = []
@@ -76,9 +82,10 @@ def _list_targets(files: list[TargetFile], options: VerifyOptions, resolver: Con
             continue
         profile = dynamo_settings(resolver.for_path(target_file.path))
         for name in response["names"]:
+            key = f"{target_file.path}::{name}"
             payload = {"op": "run", "path": str(target_file.path), "name": name, "device": options.device,
                        "backend": options.backend, "mode": options.mode, "profile": profile}
-            jobs.append(Job(f"{target_file.path}::{name}", payload))
+            jobs.append(Job(key, {**payload, **(extra(key) if extra else {})}))
     return jobs, failed, torch_version
 
 
@@ -94,17 +101,22 @@ def with_packages(paths: set[str]) -> list[str]:
     return sorted(found)
 
 
-def _lint_together(
-    paths: list[str], resolver: ConfigResolver, entry_points: Callable[[str, Settings], tuple[str, ...]]
-) -> dict[str, list[Diagnostic]]:
-    """The static findings of the files that ran, linted as one project, as `torchlint check
-    a.py b.py` does: calls between them, and objects one builds a module around, are followed.
-    What verify saw compiled joins each file's configured entry points."""
+EntryPoints = Callable[[str, Settings], tuple[str, ...]]
+
+
+def lint_work(paths: list[str], resolver: ConfigResolver, entry_points: EntryPoints) -> list[tuple[Path, Settings]]:
+    """Each file with its settings, what verify saw compiled joining its configured entry points."""
     work = []
     for path in paths:
         settings = resolver.for_path(Path(path))
         work.append((Path(path), replace(settings, entry_points=settings.entry_points + entry_points(path, settings))))
-    return {result.path: result.diagnostics for result in check_files(work)}
+    return work
+
+
+def _lint_together(paths: list[str], resolver: ConfigResolver, entry_points: EntryPoints) -> dict[str, list[Diagnostic]]:
+    """The static findings of the files that ran, linted as one project, as `torchlint check
+    a.py b.py` does: calls between them, and objects one builds a module around, are followed."""
+    return {result.path: result.diagnostics for result in check_files(lint_work(paths, resolver, entry_points))}
 
 
 @dataclass
@@ -122,10 +134,12 @@ def run_targets(
     options: VerifyOptions,
     pool: WorkerPool,
     on_progress: Callable[[int, int, str], None] | None = None,
+    extra: Extra | None = None,
 ) -> TargetRuns:
-    """Run every target the arguments name through Dynamo; no static analysis."""
+    """Run every target the arguments name through Dynamo; no static analysis. ``extra``:
+    what to add to each target's request (where to save its output, or what to compare it with)."""
     files = find_target_files(arguments, resolver)
-    jobs, results, torch_version = _list_targets(files, options, resolver, pool)
+    jobs, results, torch_version = _list_targets(files, options, resolver, pool, extra)
     done = len(results)
 
     def record(job: Job, response: dict) -> None:
@@ -139,6 +153,34 @@ def run_targets(
     order = {job.key: index for index, job in enumerate(jobs)}
     results.sort(key=lambda item: order.get(item[0], -1))
     return TargetRuns(files, results, torch_version)
+
+
+@dataclass
+class WhatRan:
+    # the functions verify compiled (`Block.forward`), entry points for the static side
+    compiled: tuple[str, ...]
+    # file -> the lines that ran in some target
+    lines: dict[str, set[int]]
+    # the target files with `# expect:` annotations
+    annotated: list[Path]
+    # what the static side lints: every file that ran or broke, with its packages' `__init__.py`
+    files: list[str]
+
+
+def what_ran(runs: TargetRuns) -> WhatRan:
+    # What verify compiles is compiled code for the static side too (`model.generate`,
+    # a scheduler's `step`): the targets' functions join the configured entry points.
+    results = runs.results
+    compiled = tuple(sorted({r.get("compiled") for _, r in results if r.get("compiled")}))
+    ran: dict[str, set[int]] = {}
+    for _, response in results:
+        for path, lines in response.get("executed", {}).items():
+            ran.setdefault(path, set()).update(lines)
+    unique = dict.fromkeys(f.path for f in runs.files)
+    annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
+    broke = {b["file"] for _, r in results for b in r.get("breaks", []) if b.get("file")}
+    linted = with_packages({*ran, *broke, *(str(p.resolve()) for p in annotated)})
+    return WhatRan(compiled, ran, annotated, linted)
 
 
 def verify(
@@ -156,18 +198,8 @@ def verify(
     runs = run_targets(arguments, resolver, options, pool, on_progress)
     files, results, torch_version = runs.files, runs.results, runs.torch_version
 
-    # What verify compiles is compiled code for the static side too (`model.generate`,
-    # a scheduler's `step`): the targets' functions join the configured entry points.
-    compiled = tuple(sorted({r.get("compiled") for _, r in results if r.get("compiled")}))
-    ran: dict[str, set[int]] = {}
-    for _, response in results:
-        for path, lines in response.get("executed", {}).items():
-            ran.setdefault(path, set()).update(lines)
-
-    unique = dict.fromkeys(f.path for f in files)
-    annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
-    broke = {b["file"] for _, r in results for b in r.get("breaks", []) if b.get("file")}
-    linted = with_packages({*ran, *broke, *(str(p.resolve()) for p in annotated)})
+    seen = what_ran(runs)
+    compiled, ran, annotated, linted = seen.compiled, seen.lines, seen.annotated, seen.files
 
     def linter(traced: bool) -> Callable[[str], list[Diagnostic]]:
         def entry_points(path: str, settings: Settings) -> tuple[str, ...]:

@@ -36,10 +36,24 @@ def _load_targets(path: str) -> dict[str, tuple]:
     declared = getattr(module, TARGETS_FUNCTION, None)
     if declared is None:
         raise LookupError(f"{path} defines no {TARGETS_FUNCTION}()")
+    # Models built with random weights get the same ones in every worker and every run,
+    # so that a run of fixed code can be compared with the run before the fixes.
+    _seed_everything()
     targets = declared()
     if not isinstance(targets, dict):
         raise TypeError(f"{TARGETS_FUNCTION}() must return a dict of name -> (callable, args[, kwargs])")
     return targets
+
+
+def _seed_everything() -> None:
+    import random
+
+    import torch
+
+    random.seed(0)
+    torch.manual_seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
 
 
 def _unpack(entry: tuple) -> tuple[Any, tuple, dict]:
@@ -233,7 +247,7 @@ def run_target(request: dict) -> dict:
         breaks, output = compile_and_collect(fn, args, kwargs, backend=backend, mode=mode)
         torch.manual_seed(0)
         ok, why, _ = fullgraph_compiles(fn, args, kwargs, backend=backend, mode=mode)
-    return {
+    response = {
         "status": "ok",
         "breaks": [_break_json(b) for b in breaks],
         "fullgraph": {"ok": ok, "error": why},
@@ -242,6 +256,36 @@ def run_target(request: dict) -> dict:
         "executed_spans": spans,
         "compiled": _compiled_function(fn),
     }
+    if request.get("save_output"):
+        response["output_saved"] = _save_output(expected, request["save_output"])
+    if request.get("expected_output"):
+        response["original_output"] = _against_original(request["expected_output"], expected, output)
+    return response
+
+
+def _save_output(output, path: str) -> str | None:
+    """The eager output kept for a later run of the fixed code; why not, if it cannot be."""
+    import torch
+
+    try:
+        torch.save(output, path)
+    except Exception as error:  # noqa: BLE001 - an output that cannot be kept is not compared
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def _against_original(path: str, eager, compiled) -> dict:
+    """Whether this run's eager and compiled outputs match the eager output saved before the
+    fixes, within `_outputs_match`'s tolerance."""
+    import torch
+
+    if not os.path.isfile(path):
+        return {"error": "no output was saved before the fixes"}
+    try:
+        original = torch.load(path, weights_only=False)
+    except Exception as error:  # noqa: BLE001 - reported, not compared
+        return {"error": f"cannot load the output saved before the fixes: {type(error).__name__}: {error}"}
+    return {"eager": _outputs_match(original, eager), "compiled": _outputs_match(original, compiled)}
 
 
 def handle(request: dict) -> dict:
