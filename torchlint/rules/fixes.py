@@ -40,7 +40,7 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     where the statement shares its line or the file gives no place for `import torch`."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
-    imported = _binds_torch(module)
+    imported = binds_torch(module)
     anchor = None if imported else _first_import(module)
     if not imported and anchor is None:
         return None
@@ -51,7 +51,8 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     return FixPlan(message, Applicability.UNSAFE, (edit,), anchor)
 
 
-def _binds_torch(module: cst.Module) -> bool:
+def binds_torch(module: cst.Module) -> bool:
+    """The module binds `torch` itself at its top level (`import torch`, not `as th`)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -116,7 +117,7 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) 
     else:
         return None
     code = module.code_for_node(statement)
-    if not takes(value) or "#" in code or not _binds_torch(module):
+    if not takes(value) or "#" in code or not binds_torch(module):
         return None
     test = module.code_for_node(statement.test)
     rewritten = f"{name} = torch.where({test}, {module.code_for_node(value)}, {other})"
@@ -125,7 +126,7 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) 
 
 def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
     """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
-    if not (takes(node.body) and takes(node.orelse)) or not _binds_torch(module):
+    if not (takes(node.body) and takes(node.orelse)) or not binds_torch(module):
         return None
     parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
     if any("#" in part for part in parts):
