@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from torchlint.diagnostic import Diagnostic
+from torchlint.diagnostic import Applicability, Diagnostic
 from torchlint.reporters.concise import header_line
 from torchlint.source import split_lines
 
@@ -34,6 +34,9 @@ def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     if has_excerpt:
         out.extend(_excerpt(diagnostic, lines, gutter))
     out.extend(_notes(diagnostic, gutter))
+    out.extend(_skeleton(diagnostic, lines, gutter))
+    if diagnostic.url:
+        out.append(f"{gutter} = docs: {diagnostic.url}")
     return "\n".join(out) + "\n"
 
 
@@ -56,9 +59,32 @@ def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
     notes = [f"{gutter} = note: line {related.location.row}: {related.code} {related.message}" for related in diagnostic.related]
     if diagnostic.suggestion:
         notes.append(f"{gutter} = help: {diagnostic.suggestion}")
-    if diagnostic.url:
-        notes.append(f"{gutter} = docs: {diagnostic.url}")
     return notes
+
+
+def _skeleton(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]:
+    """A display-only fix, which `--fix` and `--diff` never show: its message and the lines
+    it touches as they would read."""
+    fix = diagnostic.fix
+    if fix is None or fix.applicability is not Applicability.DISPLAY_ONLY or not fix.edits:
+        return []
+    first = min(edit.location.row for edit in fix.edits)
+    last = max(edit.end_location.row for edit in fix.edits)
+    out = [f"{gutter} = fix (display-only): {fix.message}"]
+    if last > len(lines):
+        return out
+    text = "\n".join(lines[first - 1 : last])
+    starts = [0]
+    for line in lines[first - 1 : last - 1]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(location) -> int:
+        return starts[location.row - first] + location.column - 1
+
+    for edit in sorted(fix.edits, key=lambda edit: (edit.location, edit.end_location), reverse=True):
+        text = text[: offset(edit.location)] + edit.content + text[offset(edit.end_location) :]
+    out += [f"{gutter} | {_display(line)[0]}".rstrip() for line in text.split("\n")]
+    return out
 
 
 def _carets(diagnostic: Diagnostic, line: str) -> str:
