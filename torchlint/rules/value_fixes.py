@@ -1,5 +1,5 @@
 """Fixes for values read out of tensors (TL3xx): keep a number a 0-d tensor where every use
-of it is tensor arithmetic."""
+of it is tensor arithmetic, and index with a one-element tensor."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from torchlint.cst_walk import children, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import integer_valued, keyword
 from torchlint.rules.context import RuleContext
-from torchlint.rules.fixes import FixPlan, replace_node
+from torchlint.rules.fixes import FixPlan, binds_torch, replace_node
 from torchlint.semantic.kind_vocabulary import Kind
 
-UNSAFE = Applicability.UNSAFE
+SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 
 # -- the function around a node -------------------------------------------------------------
 
@@ -201,3 +201,91 @@ def scalar_kept(call: cst.Call, builtin: str, ctx: RuleContext) -> FixPlan | Non
     else:
         kept = f"{code}.float()" if integers else f"{code}.detach()"
     return replace_node(call, kept, f"{KEPT_MESSAGE} instead of `{builtin}()`", UNSAFE)
+
+
+# -- TL305: a tensor where Python needs an int ------------------------------------------------
+
+def _binding(reference: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> cst.CSTNode | None:
+    """What binds, assigns to or deletes ``reference`` (a name, or a subscript written
+    to), if anything does: `x = ...`, `x, y = ...`, `x += 1`, `for x in`, `del x`, a
+    parameter, `as x`, `global x`; None where it is only read."""
+    node, parent = reference, parents.get(id(reference))
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, (cst.AssignTarget, cst.Del, cst.AsName, cst.Param, cst.NameItem, cst.ImportAlias)):
+        return parent
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and parent.target is node:
+        return parent
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+        return parent
+    return None
+
+
+_BOOLEAN_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "median"})
+
+
+def _boolean(index: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A boolean 0-d tensor (`mask.max()`): as an index it adds a dimension, not a lookup."""
+    if isinstance(index, cst.Name):
+        index = ctx.assigned_value(index) or index
+    if ctx.kinds is not None and ctx.kinds.is_mask(index):
+        return True
+    func = index.func if isinstance(index, cst.Call) else None
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in _BOOLEAN_REDUCTIONS
+        and ctx.kinds is not None
+        and ctx.kinds.is_mask(func.value)
+    )
+
+
+def one_element_index(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
+    """`t[i]` with a 0-d tensor `i` the graph computes -> `t[i.reshape(1)].squeeze(0)`, the
+    rewrite the TL305 page measured. Safe: both index with a tensor (a copy, not a view),
+    and give the same values, dtype and gradient."""
+    parents = _parents(ctx)
+    if parents is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    module = ctx.summary.module
+    if _binding(node, parents) is not None or _boolean(index, ctx) or "#" in module.code_for_node(node):
+        return None
+    rewritten = f"{_atom(node.value, module)}[{_atom(index, module)}.reshape(1)].squeeze(0)"
+    return replace_node(node, rewritten, "Index with a one-element tensor and drop its dim", SAFE)
+
+
+def _numbers(node: cst.BaseExpression) -> bool:
+    """A list or tuple display of number literals."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return False
+    for element in node.elements:
+        value = element.value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not isinstance(element, cst.Element) or not isinstance(value, (cst.Integer, cst.Float)):
+            return False
+    return True
+
+
+def list_as_tensor(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
+    """`numbers[i]` for a list of number literals -> `torch.tensor(numbers,
+    device=i.device)[i.reshape(1)].squeeze(0)`, where every use of the number is tensor
+    arithmetic. Unsafe: see the TL305 page."""
+    parents = _parents(ctx)
+    if parents is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    container, index = node.value, node.slice[0].slice.value
+    module = ctx.summary.module
+    if not (_numbers(container) or _numbers(ctx.assigned_value(container) or container)):
+        return None
+    # The index is named twice: only a plain name or attribute is repeated as it is.
+    if not isinstance(index, (cst.Name, cst.Attribute)) or not ctx.is_tensor(index) or not binds_torch(module):
+        return None
+    if "#" in module.code_for_node(node) or not only_tensor_arithmetic(node, None, ctx):
+        return None
+    index_code = module.code_for_node(index)
+    rewritten = (
+        f"torch.tensor({module.code_for_node(container)}, device={index_code}.device)"
+        f"[{index_code}.reshape(1)].squeeze(0)"
+    )
+    return replace_node(node, rewritten, "Look the number up in a tensor", UNSAFE)
