@@ -1,5 +1,7 @@
-"""Fixes for values read out of tensors (TL3xx): keep a number a 0-d tensor where every use
-of it is tensor arithmetic, and index with a one-element tensor."""
+"""Fixes for values read out of tensors (TL3xx) and for ops whose output size the data
+decides (TL4xx): keep a number a 0-d tensor where every use of it is tensor arithmetic,
+index with a one-element tensor, and give `repeat_interleave` and `one_hot` the size they
+need, where the code shows it; a skeleton to fill in (display-only) where it does not."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ import libcst as cst
 
 from torchlint.cst_walk import children, walk
 from torchlint.diagnostic import Applicability
-from torchlint.rules._tensor_methods import integer_valued, keyword
+from torchlint.rules._tensor_methods import integer_valued, keyword, positional
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, binds_torch, replace_node
 from torchlint.semantic.kind_vocabulary import Kind
 
-SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+SAFE, UNSAFE, DISPLAY_ONLY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY
+# What a display-only fix leaves for the author to fill in.
+BLANK = "..."
 
 # -- the function around a node -------------------------------------------------------------
 
@@ -289,3 +293,165 @@ def list_as_tensor(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
         f"[{index_code}.reshape(1)].squeeze(0)"
     )
     return replace_node(node, rewritten, "Look the number up in a tensor", UNSAFE)
+
+
+# -- TL406: repeat_interleave's output size -----------------------------------------------------
+
+
+def _with_keyword(call: cst.Call, name: str, value: str, message: str, applicability: Applicability, module: cst.Module) -> FixPlan | None:
+    """``call`` with `name=value` after its last argument."""
+    if not call.args:
+        return None
+    last = call.args[-1]
+    bare = last.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+    return replace_node(last, f"{module.code_for_node(bare)}, {name}={value}", message, applicability)
+
+
+def _literal_total(node: cst.BaseExpression, ctx: RuleContext) -> int | None:
+    """The sum of `torch.tensor([1, 3, 2])` or `torch.full((k,), r)` written with integer
+    literals, at least two repeats (a single one is broadcast along the dim)."""
+    if not isinstance(node, cst.Call) or len(positional(node)) < 1:
+        return None
+    name = ctx.qualified_name(node.func)
+    args = positional(node)
+    if name == "torch.tensor" and len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        values = [element.value for element in args[0].value.elements]
+        if len(values) >= 2 and all(isinstance(v, cst.Integer) and isinstance(e, cst.Element) for v, e in zip(values, args[0].value.elements)):
+            return sum(v.evaluated_value for v in values)
+    if name == "torch.full" and len(args) == 2 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        sizes, fill = args[0].value.elements, args[1].value
+        if len(sizes) == 1 and isinstance(sizes[0].value, cst.Integer) and isinstance(fill, cst.Integer):
+            count = sizes[0].value.evaluated_value
+            return count * fill.evaluated_value if count >= 2 else None
+    return None
+
+
+def _bound_once(name: cst.Name, ctx: RuleContext) -> cst.BaseExpression | None:
+    """The value of a local name that the function binds once, as `name = value`, and
+    never changes in place."""
+    parents = _parents(ctx)
+    if parents is None:
+        return None
+    function = ctx.function.node
+    references = _references(function, name.value, parents)
+    bindings = [(reference, found) for reference in references if (found := _binding(reference, parents)) is not None]
+    if len(bindings) != 1 or _mutates(function, {name.value}):
+        return None
+    reference, target = bindings[0]
+    assign = parents.get(id(target))
+    if not (isinstance(target, cst.AssignTarget) and target.target is reference and isinstance(assign, cst.Assign)):
+        return None
+    return assign.value if len(assign.targets) == 1 else None
+
+
+def _buffer_value(node: cst.BaseExpression, ctx: RuleContext) -> cst.BaseExpression | None:
+    """What `self.<name>` was registered or assigned with, where the class does it once."""
+    function = ctx.function
+    method = function.method if function is not None else None
+    if method is None or not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        return None
+    if node.value.value != method.self_name:
+        return None
+    owner, attribute = method.owner_class, node.attr.value
+    values = [value for value, _ in owner.attribute_history.get(attribute, [])]
+    for info in owner.methods.values():
+        for call in info.calls:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "register_buffer"
+                and len(call.args) >= 2
+                and isinstance(call.args[0].value, cst.SimpleString)
+                and call.args[0].value.evaluated_value == attribute
+            ):
+                values.append(call.args[1].value)
+    return values[0] if len(values) == 1 else None
+
+
+def repeat_interleave_size(call: cst.Call, repeats: cst.BaseExpression, ctx: RuleContext) -> FixPlan | None:
+    """`output_size=` with the sum of the repeats: safe where they are written in the call or
+    in a local name the function assigns once (`torch.tensor([1, 3, 2])`,
+    `torch.full((4,), 2)`); unsafe where they are a buffer or attribute the constructor
+    makes so (it may change later); display-only, with `...` to fill in, otherwise."""
+    module = ctx.summary.module
+    total = _literal_total(repeats, ctx)
+    applicability = SAFE
+    if total is None and isinstance(repeats, cst.Name):
+        bound = _bound_once(repeats, ctx)
+        total = _literal_total(bound, ctx) if bound is not None else None
+    if total is None:
+        buffer = _buffer_value(repeats, ctx)
+        total = _literal_total(buffer, ctx) if buffer is not None else None
+        applicability = UNSAFE
+    if total is None:
+        message = "Pass `output_size=`, the sum of the repeats (fill in the `...`)"
+        return _with_keyword(call, "output_size", BLANK, message, DISPLAY_ONLY, module)
+    message = f"Pass `output_size={total}`, the sum of the repeats"
+    return _with_keyword(call, "output_size", str(total), message, applicability, module)
+
+
+# -- TL407: one_hot's class count ----------------------------------------------------------------
+
+_LINEAR = frozenset({"torch.nn.Linear", "torch.nn.LazyLinear"})
+
+
+def _followed(node: cst.BaseExpression, ctx: RuleContext) -> cst.BaseExpression:
+    if isinstance(node, cst.Name):
+        return _bound_once(node, ctx) or node
+    return node
+
+
+def _last_dim(call: cst.Call) -> bool:
+    """An argmax over the last dim (`dim=-1`, or `-1` as its dim argument)."""
+    dim = keyword(call, "dim")
+    args = positional(call)
+    if dim is None:
+        dim = args[-1] if args else None
+    if dim is None or keyword(call, "keepdim") is not None:
+        return False
+    value = dim.value
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and (
+        isinstance(value.expression, cst.Integer) and value.expression.value == "1"
+    )
+
+
+def _class_count(labels: cst.BaseExpression, ctx: RuleContext) -> str | None:
+    """The number of classes ``labels`` may hold, as code: `self.head.out_features` for the
+    argmax over the last dim of an `nn.Linear`'s output, `k` for `t % k`."""
+    labels = _followed(labels, ctx)
+    if isinstance(labels, cst.BinaryOperation) and isinstance(labels.operator, cst.Modulo):
+        divisor = labels.right
+        if isinstance(divisor, cst.Integer) and divisor.evaluated_value > 0:
+            return divisor.value
+        return None
+    if not (isinstance(labels, cst.Call) and _last_dim(labels)):
+        return None
+    if isinstance(labels.func, cst.Attribute) and labels.func.attr.value == "argmax" and ctx.qualified_name(labels.func) is None:
+        scores = labels.func.value
+    elif ctx.qualified_name(labels.func) == "torch.argmax" and positional(labels):
+        scores = positional(labels)[0].value
+    else:
+        return None
+    scores = _followed(scores, ctx)
+    if not isinstance(scores, cst.Call) or not isinstance(scores.func, (cst.Attribute, cst.Name)):
+        return None
+    layer = ctx.assigned_value(scores.func)
+    if not isinstance(layer, cst.Call) or ctx.qualified_name(layer.func) not in _LINEAR:
+        return None
+    return f"{ctx.summary.module.code_for_node(scores.func)}.out_features"
+
+
+def one_hot_classes(call: cst.Call, given: cst.Arg | None, ctx: RuleContext) -> FixPlan | None:
+    """`num_classes=` with the class count where the code shows it (unsafe: the width is now
+    always the class count, not the largest class in the batch plus one); display-only, with
+    `...` to fill in, otherwise. ``given``: a `num_classes` of -1 to replace."""
+    module = ctx.summary.module
+    labels = positional(call)[0].value if positional(call) else None
+    count = _class_count(labels, ctx) if labels is not None else None
+    applicability = UNSAFE if count is not None else DISPLAY_ONLY
+    message = f"Pass `num_classes={count}`" if count is not None else "Pass `num_classes=`, the number of classes (fill in the `...`)"
+    if given is not None and given.keyword is not None:
+        return replace_node(given.value, count or BLANK, message, applicability)
+    if given is not None:
+        return replace_node(given, f"num_classes={count or BLANK}", message, applicability)
+    return _with_keyword(call, "num_classes", count or BLANK, message, applicability, module)
