@@ -1,7 +1,8 @@
 """Fixes for values read out of tensors (TL3xx) and for ops whose output size the data
 decides (TL4xx): keep a number a 0-d tensor where every use of it is tensor arithmetic,
-index with a one-element tensor, and give `repeat_interleave` and `one_hot` the size they
-need, where the code shows it; a skeleton to fill in (display-only) where it does not."""
+index with a one-element tensor, and give `repeat_interleave`, `one_hot` and masked
+reductions the size or fill they need, where the code shows it; a skeleton to fill in
+(display-only) where it does not."""
 
 from __future__ import annotations
 
@@ -455,3 +456,64 @@ def one_hot_classes(call: cst.Call, given: cst.Arg | None, ctx: RuleContext) -> 
     if given is not None:
         return replace_node(given, f"num_classes={count or BLANK}", message, applicability)
     return _with_keyword(call, "num_classes", count or BLANK, message, applicability, module)
+
+
+# -- TL403, TL405: a masked selection, kept in shape with a fill ---------------------------------
+
+_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"})
+_ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _mask_of(mask: cst.BaseExpression, values: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """``mask`` is a test of each element of ``values`` (`x > 0`, `~torch.isnan(x)`), so the
+    two have one shape."""
+    module = ctx.summary.module
+    if not isinstance(values, (cst.Name, cst.Attribute)):
+        return False
+    same = module.code_for_node(values)
+    mask = _followed(mask, ctx)
+    if isinstance(mask, cst.UnaryOperation) and isinstance(mask.operator, cst.BitInvert):
+        mask = mask.expression
+    if isinstance(mask, cst.Comparison):
+        return (
+            module.code_for_node(mask.left) == same
+            and all(isinstance(c.operator, _ORDERINGS) and _plain_number(c.comparator, ctx) for c in mask.comparisons)
+        )
+    if isinstance(mask, cst.Call) and isinstance(mask.func, cst.Attribute) and mask.func.attr.value in _PREDICATES:
+        if ctx.qualified_name(mask.func) is None:
+            return not mask.args and module.code_for_node(mask.func.value) == same
+        return len(mask.args) == 1 and module.code_for_node(mask.args[0].value) == same
+    return False
+
+
+def _reduction(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> cst.Call | None:
+    """The `node.sum()` or `node.mean()` call, with no arguments, that reads ``node``."""
+    attribute = parents.get(id(node))
+    if not (isinstance(attribute, cst.Attribute) and attribute.value is node and attribute.attr.value in ("sum", "mean")):
+        return None
+    call = parents.get(id(attribute))
+    return call if isinstance(call, cst.Call) and call.func is attribute and not call.args else None
+
+
+def where_fill(
+    node: cst.CSTNode, values: cst.BaseExpression, mask: cst.BaseExpression, ctx: RuleContext, *, broadcasts: bool
+) -> FixPlan | None:
+    """A selection (`x[mask]`, `masked_select`) summed -> `torch.where(mask, x, 0).sum()`:
+    safe where `torch.where` picks the same elements, because the selection broadcasts
+    mask and values as it does (``broadcasts``, `masked_select`) or the mask is a test of
+    each element of the values (`x[x > 0]`): the same elements add up to the same sum. Display-only otherwise, and for other uses of the selection: the
+    shape-keeping form to fit in (`.mean()` becomes a sum over the mask's count)."""
+    parents = _parents(ctx)
+    module = ctx.summary.module
+    if parents is None or not binds_torch(module) or "#" in module.code_for_node(node):
+        return None
+    kept = f"torch.where({module.code_for_node(mask)}, {module.code_for_node(values)}, 0)"
+    reduction = _reduction(node, parents)
+    same_shape = broadcasts or _mask_of(mask, values, ctx)
+    if reduction is not None and reduction.func.attr.value == "sum" and same_shape:
+        return replace_node(node, kept, "Keep the shape: sum with `torch.where(mask, x, 0)`", SAFE)
+    message = "Keep the shape with `torch.where(mask, x, 0)`; what reads it must expect the zeros"
+    if reduction is not None and reduction.func.attr.value == "mean":
+        count = f"{_atom(mask, module)}.sum()"
+        return replace_node(reduction, f"{kept}.sum() / {count}", message, DISPLAY_ONLY)
+    return replace_node(node, kept, message, DISPLAY_ONLY)
