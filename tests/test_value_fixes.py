@@ -69,6 +69,9 @@ FIXED = [
     ("TL303", "y = y / float(y.norm())\n", "y = y / y.norm().detach()\n", UNSAFE),
     ("TL303", "y = y / float(y.argmax())\n", "y = y / y.argmax().float()\n", UNSAFE),
     ("TL303", "y = y / float(y.sum() + 1)\n", "y = y / (y.sum() + 1).detach()\n", UNSAFE),
+    # a boolean tensor computes as numbers do once it is a float or a long
+    ("TL303", "y = y * (1 - float(y.sum() > 0))\n", "y = y * (1 - (y.sum() > 0).float())\n", UNSAFE),
+    ("TL303", "y = y * (1 - int((y > 0).any()))\n", "y = y * (1 - (y > 0).any().long())\n", UNSAFE),
     # TL305: a 0-d index as a one-element one; a list of numbers as a tensor
     ("TL305", "i = y.argmax()\ny = table[i] * y\n", "i = y.argmax()\ny = table[i.reshape(1)].squeeze(0) * y\n", SAFE),
     ("TL305", "y = y + table[y.argmax() + 1]\n", "y = y + table[(y.argmax() + 1).reshape(1)].squeeze(0)\n", SAFE),
@@ -135,6 +138,9 @@ NOT_FIXED = [
     ("TL301", "s = y.sum().item()\ns = s * 2\ny = y * s\n"),
     # a kept tensor would share storage with one changed in place
     ("TL301", "s = y.sum(dim=0)[0].item()\ny.add_(1)\ny = y * s\n"),
+    # a boolean `.item()` kept a tensor would not compute as a bool does (`1 - flag` fails)
+    ("TL301", "flag = (y > 0).any().item()\ny = y * (1 - flag)\n"),
+    ("TL301", "y = y * (y.sum() > 0).item()\n"),
     ("TL303", "n = int(y.argmax())\ny += 1\ny = y * n\n"),
     ("TL303", "y = y / max(float(y.norm()), 1e-6)\n"),
     ("TL303", "flag = bool(y.sum() > 0)\ny = y * flag\n"),

@@ -164,6 +164,30 @@ def only_tensor_arithmetic(value: cst.BaseExpression, shares: cst.CSTNode | None
     return shares is None or not _mutates(function, _names_read(shares, parents))
 
 
+# Reductions that give a boolean of a boolean tensor, and those that give one of any tensor.
+_BOOLEAN_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "median"})
+_TRUTH_REDUCTIONS = frozenset({"any", "all"})
+
+
+def _boolean(node: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A boolean tensor (`x > 0`, `t.any()`, `mask.max()`): kept as a tensor it does not
+    compute as Python's bools do (`1 - flag` fails, `flag + flag` is `or`); as an index it
+    adds a dimension instead of picking an element."""
+    if isinstance(node, cst.Name):
+        node = ctx.assigned_value(node) or node
+    if ctx.kinds is None or ctx.kinds.is_mask(node):
+        return True
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if ctx.qualified_name(func) in ("torch.any", "torch.all"):
+        return True
+    return isinstance(func, cst.Attribute) and (
+        func.attr.value in _TRUTH_REDUCTIONS
+        or (func.attr.value in _BOOLEAN_REDUCTIONS and ctx.kinds.is_mask(func.value))
+    )
+
+
 def _atom(node: cst.BaseExpression, module: cst.Module) -> str:
     """``node``'s code, in parentheses where an attribute or a subscript after it would bind
     to a part of it."""
@@ -182,7 +206,7 @@ def item_kept(call: cst.Call, ctx: RuleContext) -> FixPlan | None:
     """`t.item()` -> `t.detach()`, where every use of the value is tensor arithmetic. Unsafe:
     see the TL301 page."""
     func = call.func
-    if call.args or not isinstance(func, cst.Attribute) or not ctx.is_tensor(func.value):
+    if call.args or not isinstance(func, cst.Attribute) or not ctx.is_tensor(func.value) or _boolean(func.value, ctx):
         return None
     if not only_tensor_arithmetic(call, func.value, ctx):
         return None
@@ -191,8 +215,8 @@ def item_kept(call: cst.Call, ctx: RuleContext) -> FixPlan | None:
 
 def scalar_kept(call: cst.Call, builtin: str, ctx: RuleContext) -> FixPlan | None:
     """`int(t)` -> `t` for an integer tensor, else `t.long()` (which truncates as `int` does);
-    `float(t)` -> `t.detach()`, or `t.float()` for an integer tensor; where every use of the
-    value is tensor arithmetic. Unsafe: see the TL303 page."""
+    `float(t)` -> `t.detach()`, or `t.float()` for an integer or boolean tensor; where every
+    use of the value is tensor arithmetic. Unsafe: see the TL303 page."""
     if builtin not in ("int", "float") or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
         return None
     module = ctx.summary.module
@@ -200,11 +224,11 @@ def scalar_kept(call: cst.Call, builtin: str, ctx: RuleContext) -> FixPlan | Non
     if "#" in module.code_for_node(call) or not only_tensor_arithmetic(call, tensor, ctx):
         return None
     code = _atom(tensor, module)
-    integers = integer_valued(tensor, ctx, follow_names=False)
+    integers, boolean = integer_valued(tensor, ctx, follow_names=False), _boolean(tensor, ctx)
     if builtin == "int":
-        kept = code if integers else f"{code}.long()"
+        kept = code if integers and not boolean else f"{code}.long()"
     else:
-        kept = f"{code}.float()" if integers else f"{code}.detach()"
+        kept = f"{code}.float()" if integers or boolean else f"{code}.detach()"
     return replace_node(call, kept, f"{KEPT_MESSAGE} instead of `{builtin}()`", UNSAFE)
 
 
@@ -226,22 +250,6 @@ def _binding(reference: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> cst.CST
     return None
 
 
-_BOOLEAN_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "median"})
-
-
-def _boolean(index: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """A boolean 0-d tensor (`mask.max()`): as an index it adds a dimension, not a lookup."""
-    if isinstance(index, cst.Name):
-        index = ctx.assigned_value(index) or index
-    if ctx.kinds is not None and ctx.kinds.is_mask(index):
-        return True
-    func = index.func if isinstance(index, cst.Call) else None
-    return (
-        isinstance(func, cst.Attribute)
-        and func.attr.value in _BOOLEAN_REDUCTIONS
-        and ctx.kinds is not None
-        and ctx.kinds.is_mask(func.value)
-    )
 
 
 def one_element_index(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
