@@ -111,3 +111,71 @@ def test_fixing_a_generated_model(seed: int) -> None:
 def _alone_on_its_line(text: str, row: int) -> bool:
     line = text.splitlines()[row - 1].strip()
     return ";" not in line and "=" not in line.split("(")[0] and not line.startswith("if ")
+
+
+# The TL3xx and TL4xx rewrites: (before, after), `{n}` standing for a number of its own, `{j}` for
+# the statement's indentation and `{i}` for that of its continuation lines.
+VALUE_STATEMENTS = (
+    ("y = y * y.sum().item()", "y = y * y.sum().detach()"),
+    ("s{n} = y.abs().amax().item()\n{j}y = y / (s{n} + 1e-6)", "s{n} = y.abs().amax().detach()\n{j}y = y / (s{n} + 1e-6)"),
+    ("y = y * (\n{i}    y.mean().item()  # kept\n{i})", "y = y * (\n{i}    y.mean().detach()  # kept\n{i})"),
+    ("y = y / float(y.norm())", "y = y / y.norm().detach()"),
+    ("y = y * int(y.argmax()); z{n} = y", "y = y * y.argmax(); z{n} = y"),
+    ("y = y + table[y.argmax()]", "y = y + table[y.argmax().reshape(1)].squeeze(0)"),
+    (
+        "r{n} = torch.repeat_interleave(\n{i}    table,\n{i}    torch.tensor([2, 1]),  # pairs\n{i})",
+        "r{n} = torch.repeat_interleave(\n{i}    table,\n{i}    torch.tensor([2, 1]), output_size=3,  # pairs\n{i})",
+    ),
+    ("m{n} = torch.masked_select(y, y > 0).sum()", "m{n} = torch.where(y > 0, y, 0).sum()"),
+    ("y = y * y[y > 0].sum()", "y = y * torch.where(y > 0, y, 0).sum()"),
+    ("h{n} = F.one_hot(table.long() % 3)", "h{n} = F.one_hot(table.long() % 3, num_classes=3)"),
+)
+VALUE_BLOCKS = ("for _ in range(2):", "if x.dim() > 1:", "with torch.no_grad():")
+
+
+def _value_body(rng: random.Random, indent: str, unit: str, depth: int, count: list[int]) -> tuple[list[str], list[str]]:
+    before: list[str] = []
+    after: list[str] = []
+    for _ in range(rng.randint(1, 4)):
+        if depth < 2 and rng.random() < 0.3:
+            block = rng.choice(VALUE_BLOCKS)
+            inner = _value_body(rng, indent + unit, unit, depth + 1, count)
+            before += [indent + block, *inner[0]]
+            after += [indent + block, *inner[1]]
+        else:
+            count[0] += 1
+            pair = rng.choice(VALUE_STATEMENTS)
+            for lines, text in zip((before, after), pair):
+                lines.append(indent + text.format(n=count[0], j=indent, i=indent))
+    return before, after
+
+
+def generated_value_model(seed: int) -> tuple[str, str]:
+    """A model whose forward holds TL3xx and TL4xx patterns, and the model `--fix
+    --unsafe-fixes` must make of it."""
+    rng = random.Random(seed)
+    unit = rng.choice(("    ", "  ", "\t"))
+    header = [
+        "import torch",
+        "import torch.nn.functional as F",
+        "",
+        "",
+        "class Net(torch.nn.Module):",
+        unit + "def forward(self, x: torch.Tensor, table: torch.Tensor):",
+        unit * 2 + "y = x * 1",
+    ]
+    before, after = _value_body(rng, unit * 2, unit, 0, [0])
+    newline = rng.choice(("\n", "\r\n"))
+    footer = [unit * 2 + "return y", ""]
+    return tuple(newline.join(header + body + footer) for body in (before, after))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fixing_generated_tensor_values(seed: int) -> None:
+    original, expected = generated_value_model(seed)
+    fixed, passes = _fix_all(original)
+    assert passes < MAX_PASSES
+    compile(fixed, "model.py", "exec", dont_inherit=True)
+    assert fixed == expected
+    left = lint_text(fixed, "model.py", Settings(root=Path(".")))
+    assert not [d for d in left if d.fix_applies(True)], [(d.code, d.location) for d in left]

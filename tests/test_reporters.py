@@ -137,7 +137,8 @@ def test_full_shows_a_display_only_fix_with_its_code(ctx):
     fix = Fix("Run the branches with `torch.cond`", Applicability.DISPLAY_ONLY, (Edit(skeleton, Location(5, 5), Location(5, 13)),))
     lines = render("full", [dataclasses.replace(print_finding(), fix=fix)], ctx).splitlines()
     at = lines.index("  = fix (display-only): Run the branches with `torch.cond`")
-    assert lines[at + 1 : at + 3] == ["  |   def true_fn(x):", "  |       return x + 1"]
+    # The lines the fix touches, as they would read.
+    assert lines[at + 1 : at + 3] == ["  |     def true_fn(x):", "  |         return x + 1"]
 
 
 def test_concise_keeps_the_given_order_and_absolute_paths_outside_cwd(ctx):

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import textwrap
 import unicodedata
 from typing import TYPE_CHECKING
 
-from torchlint.diagnostic import Applicability, Diagnostic, Fix
+from torchlint.diagnostic import Applicability, Diagnostic
 from torchlint.reporters.concise import header_line
 from torchlint.source import split_lines
 
@@ -35,6 +34,9 @@ def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     if has_excerpt:
         out.extend(_excerpt(diagnostic, lines, gutter))
     out.extend(_notes(diagnostic, gutter))
+    out.extend(_fix_lines(diagnostic, lines, gutter))
+    if diagnostic.url:
+        out.append(f"{gutter} = docs: {diagnostic.url}")
     return "\n".join(out) + "\n"
 
 
@@ -57,22 +59,34 @@ def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
     notes = [f"{gutter} = note: line {related.location.row}: {related.code} {related.message}" for related in diagnostic.related]
     if diagnostic.suggestion:
         notes.append(f"{gutter} = help: {diagnostic.suggestion}")
-    if diagnostic.fix is not None:
-        notes.extend(_fix_note(diagnostic.fix, gutter))
-    if diagnostic.url:
-        notes.append(f"{gutter} = docs: {diagnostic.url}")
     return notes
 
 
-def _fix_note(fix: Fix, gutter: str) -> list[str]:
-    """The fix's title and safety; a display-only fix, which `--fix` never applies, shows its code."""
-    notes = [f"{gutter} = fix ({fix.applicability.value}): {fix.message}"]
-    if fix.applicability is Applicability.DISPLAY_ONLY:
-        for edit in fix.edits:
-            # The first line of the code goes where the edit starts; shown without that indentation.
-            code = textwrap.dedent(" " * (edit.location.column - 1) + edit.content)
-            notes.extend(f"{gutter} |   {line}".rstrip() for line in split_lines(code))
-    return notes
+def _fix_lines(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]:
+    """The fix's safety and title; for a display-only fix, which `--fix` and `--diff` never
+    show, the lines it touches as they would read too."""
+    fix = diagnostic.fix
+    if fix is None:
+        return []
+    if fix.applicability is not Applicability.DISPLAY_ONLY or not fix.edits:
+        return [f"{gutter} = fix ({fix.applicability.value}): {fix.message}"]
+    first = min(edit.location.row for edit in fix.edits)
+    last = max(edit.end_location.row for edit in fix.edits)
+    out = [f"{gutter} = fix (display-only): {fix.message}"]
+    if last > len(lines):
+        return out
+    text = "\n".join(lines[first - 1 : last])
+    starts = [0]
+    for line in lines[first - 1 : last - 1]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(location) -> int:
+        return starts[location.row - first] + location.column - 1
+
+    for edit in sorted(fix.edits, key=lambda edit: (edit.location, edit.end_location), reverse=True):
+        text = text[: offset(edit.location)] + edit.content + text[offset(edit.end_location) :]
+    out += [f"{gutter} | {_display(line)[0]}".rstrip() for line in text.split("\n")]
+    return out
 
 
 def _carets(diagnostic: Diagnostic, line: str) -> str:

@@ -42,3 +42,22 @@ def keyword(node: cst.Call, name: str) -> cst.Arg | None:
 
 def positional(node: cst.Call) -> list[cst.Arg]:
     return [arg for arg in node.args if arg.keyword is None and not arg.star]
+
+
+# Tensor methods whose result holds integers whatever the input's dtype.
+_INTEGER_METHODS = frozenset(
+    {"argmax", "argmin", "argsort", "nonzero", "argwhere", "long", "int", "short", "count_nonzero", "bincount"}
+)
+
+
+def integer_valued(node: cst.BaseExpression, ctx: RuleContext, follow_names: bool = True) -> bool:
+    """An integer tensor: an index-valued method's result, or the sum of a mask; through the
+    value a name was assigned unless ``follow_names`` is off."""
+    if isinstance(node, cst.Name) and follow_names:
+        node = ctx.assigned_value(node) or node
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return False
+    method, base = node.func.attr.value, node.func.value
+    if method in _INTEGER_METHODS:
+        return True
+    return method == "sum" and ctx.kinds is not None and ctx.kinds.is_mask(base)

@@ -57,6 +57,7 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
 
 
 def binds_torch(module: cst.Module) -> bool:
+    """The module binds `torch` itself at its top level (`import torch`, not `as th`)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:

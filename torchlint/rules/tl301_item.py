@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import item_kept
 
 _ITEM = frozenset({"item"})
 
@@ -17,12 +19,13 @@ class TensorItem(Rule):
         "keep it a 0-d tensor (`y * t.sum()` rather than `y * t.sum().item()`), or set "
         "`torch._dynamo.config.capture_scalar_outputs = True`"
     )
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
         if not ctx.scalars_captured and tensor_method(node, _ITEM, ctx):
-            ctx.report(type(self), node)
+            ctx.report(type(self), node, fix=item_kept(node, ctx))
 
     invalid = (
         """

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import scalar_kept
 
 _CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
@@ -13,6 +15,7 @@ class PythonScalarOfTensor(Rule):
     name = "python-scalar-of-tensor"
     message = "converting a tensor to a Python number reads its value, which breaks the graph"
     suggestion = "keep it a tensor (`y * t.argmax()` rather than `y * int(t.argmax())`), or set `capture_scalar_outputs`"
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0124",)
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
 
@@ -23,7 +26,7 @@ class PythonScalarOfTensor(Rule):
         if name in _CONVERSIONS and ctx.is_tensor(node.args[0].value):
             short = name.split(".")[-1]
             message = f"`{short}()` of a tensor reads its value into Python, which breaks the graph"
-            ctx.report(type(self), node, message)
+            ctx.report(type(self), node, message, fix=scalar_kept(node, short, ctx))
 
     invalid = (
         """

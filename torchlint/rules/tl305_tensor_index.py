@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import positional, tensor_method, torch_function
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import list_as_tensor, one_element_index
 from torchlint.semantic.kind_vocabulary import Kind
 
 # Functions and methods whose positional arguments are sizes, which Python must know.
@@ -54,6 +56,7 @@ class TensorAsPythonIndex(Rule):
         "pass the bound in as a Python int, mask instead of slicing (`torch.arange(len) < n`), or index a "
         "tensor (`torch.tensor(values)[i]`) rather than a list"
     )
+    fixes = (Applicability.SAFE, Applicability.UNSAFE)
     # `range(t)` fails as a builtin call (GB0059).
     # torch 2.11 reports a list indexed with a tensor as GB0070.
     gb_ids = ("GB0124", "GB0033", "GB0059", "GB0070")
@@ -83,10 +86,10 @@ class TensorAsPythonIndex(Rule):
                         ctx.kind_of(node.value) in (Kind.PYTHON, Kind.MODULE) or _python_container(node.value, ctx)
                     )
                 if container_is_list:
-                    ctx.report(type(self), node)
+                    ctx.report(type(self), node, fix=list_as_tensor(node, ctx))
                     return
             if isinstance(index, cst.Index) and ctx.is_zero_dim(index.value) and ctx.is_tensor(node.value):
-                ctx.report(type(self), node, _ZERO_DIM_MESSAGE, _ZERO_DIM_SUGGESTION)
+                ctx.report(type(self), node, _ZERO_DIM_MESSAGE, _ZERO_DIM_SUGGESTION, fix=one_element_index(node, ctx))
                 return
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:

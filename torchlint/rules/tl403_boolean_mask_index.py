@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import where_fill
 from torchlint.semantic.kind_vocabulary import Kind
 
 
@@ -13,6 +15,7 @@ class BooleanMaskIndex(Rule):
     name = "boolean-mask-index"
     message = "reading `x[mask]` with a boolean tensor gives a data-dependent size, which breaks the graph"
     suggestion = f"keep the shape: `torch.where(mask, x, 0)` (writing `x[mask] = v` is fine), {CAPTURE_HINT}"
+    fixes = (Applicability.SAFE, Applicability.DISPLAY_ONLY)
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
 
@@ -29,7 +32,9 @@ class BooleanMaskIndex(Rule):
             return
         for element in node.slice:
             if isinstance(element.slice, cst.Index) and ctx.kinds.is_mask(element.slice.value):
-                ctx.report(type(self), node)
+                only = len(node.slice) == 1
+                fix = where_fill(node, node.value, element.slice.value, ctx, broadcasts=False) if only else None
+                ctx.report(type(self), node, fix=fix)
                 return
 
     invalid = (

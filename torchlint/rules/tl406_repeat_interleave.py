@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
 from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import repeat_interleave_size
 
 _OPS = frozenset({"repeat_interleave"})
 
@@ -15,6 +17,7 @@ class RepeatInterleaveWithoutOutputSize(Rule):
     name = "repeat-interleave-without-output-size"
     message = "`repeat_interleave()` with tensor repeats and no `output_size` has a data-dependent size, which breaks the graph"
     suggestion = f"pass `output_size=` (the known total), {CAPTURE_HINT}"
+    fixes = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
 
@@ -32,7 +35,7 @@ class RepeatInterleaveWithoutOutputSize(Rule):
         else:
             value = args[1].value if len(args) > 1 else (args[0].value if args else None)
         if value is not None and ctx.is_tensor(value):
-            ctx.report(type(self), node)
+            ctx.report(type(self), node, fix=repeat_interleave_size(node, value, ctx))
 
     invalid = (
         """
