@@ -115,8 +115,9 @@ def record(
             runs = run_targets(arguments, ConfigResolver(cwd=site), options, pool, progress, extra)
         torch_version = runs.torch_version or torch_version
         for key, response in runs.results:
-            name = key.rpartition("::")[2]
-            if not name:
+            # A file whose targets could not be listed comes back under its own path.
+            path, separator, name = key.rpartition("::")
+            if not separator or not name:
                 raise TruthError(f"{key}: cannot list its targets: {response.get('error')}")
             targets[name] = _target_record(library, response, roots, measured)
     header = dict(previous.header) if previous is not None else {}

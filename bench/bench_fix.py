@@ -109,9 +109,15 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
                     variant.after.update(fresh.targets)
                     continue
                 step = time.perf_counter()
-                fixed = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
-                               only=[], overlay=copies[variant.name],
-                               extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                try:
+                    fixed = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
+                                   only=[], overlay=copies[variant.name],
+                                   extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                except TruthError as error:
+                    # The fixed code cannot even load the targets file: every target fails after the fixes.
+                    variant.after.update({name: {**fresh.targets[name], "status": "error", "error": str(error)}
+                                          for name in fresh.targets})
+                    continue
                 variant.after.update(fixed.targets)
                 seconds[f"{library.name} {variant.name}"] = time.perf_counter() - step
     return {"before": before, "variants": variants, "seconds": seconds, "recorded": recorded}

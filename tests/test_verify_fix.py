@@ -131,6 +131,20 @@ def test_the_copy_holds_whole_packages_and_lone_modules_with_the_fixed_texts(tmp
     assert net.read_text() == textwrap.dedent(PRINTING_NET)
 
 
+def test_the_copy_links_the_shared_libraries_a_repaired_wheel_keeps_beside_its_package(tmp_path):
+    # auditwheel's `<name>.libs` folder, which extension modules find relative to their own folder
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "solver.py").write_text("print('x')\n")
+    (site / "pkg.libs").mkdir()
+    (site / "pkg.libs" / "libgomp.so.1").write_bytes(b"\x7fELF")
+    copy = make_copy({str(site / "pkg" / "solver.py"): "pass\n"}, [], tmp_path / "copy")
+    linked = copy.roots[site.resolve()] / "pkg.libs"
+    assert linked.is_symlink() and linked.resolve() == (site / "pkg.libs").resolve()
+    assert (linked / "libgomp.so.1").read_bytes() == b"\x7fELF"
+
+
 def test_unsafe_fixes_without_fix_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(cli, ["verify", "--unsafe-fixes", str(tmp_path)])
     assert result.exit_code == 2 and "--unsafe-fixes needs --fix" in result.output

@@ -53,6 +53,16 @@ class FixedCopy:
         return path
 
 
+def _link_vendored_libraries(root: Path, root_copy: Path) -> None:
+    """A wheel repaired by auditwheel keeps the shared libraries its extension modules load in a
+    `<name>.libs` folder beside its package, which they find relative to their own folder: the
+    copy's root links to each."""
+    for libraries in root.glob("*.libs"):
+        link = root_copy / libraries.name
+        if libraries.is_dir() and not link.exists():
+            link.symlink_to(libraries, target_is_directory=True)
+
+
 def make_copy(fixed: Mapping[str, str], also: Iterable[Path], folder: Path) -> FixedCopy:
     """Copy the packages of the files in ``fixed`` (path -> fixed text) and of ``also`` (files
     to run from the copy, such as target files) into ``folder``, then write the fixed texts."""
@@ -66,6 +76,8 @@ def make_copy(fixed: Mapping[str, str], also: Iterable[Path], folder: Path) -> F
             copy.roots[root] = folder / f"root{len(copy.roots)}"
             copy.roots[root].mkdir(parents=True)
         tops[top] = copy.roots[root] / top.name
+    for root, root_copy in copy.roots.items():
+        _link_vendored_libraries(root, root_copy)
     for top, target in tops.items():
         if top.is_dir():
             shutil.copytree(top, target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
