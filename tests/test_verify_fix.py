@@ -167,7 +167,7 @@ def test_the_guard_fix_removes_the_break_in_the_copy_and_leaves_the_files_alone(
         f"{'target':<52} {'before':>6} {'after':>5}  {'output':<12} fixes",
         f"{'net_targets.py::net':<52} {1:>6} {0:>5}  {'same':<12} TL101",
     ]
-    assert "total: 1 targets, 1 breaks before the fixes, 0 after: 1 removed (100%); 1 fixes in 1 files; 0 outputs changed" in result.stdout
+    assert "total: 1 target, 1 break before the fixes, 0 after: 1 removed (100%); 1 fix in 1 file; 0 outputs changed" in result.stdout
     assert {path: path.read_bytes() for path in tmp_path.rglob("*.py")} == originals
 
 

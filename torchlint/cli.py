@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from torchlint import __version__
+from torchlint.wording import counted
 from torchlint.cache import cache_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.diagnostic import FileError
@@ -216,31 +217,27 @@ def _echo_errors(errors, cwd: Path) -> None:
         click.echo(f"error: {display_path(error.path, cwd)}: {error.message}", err=True)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _summary(diagnostics, errors, fixed=None, unsafe: bool = False, fix_only: bool = False) -> None:
     """What was found (and fixed) on stderr; "All checks passed!" only when every file was
     checked and clean. Without `--fix`, how many findings it would fix, and how many more
     `--unsafe-fixes` would."""
     unchecked = len({error.path for error in errors})
-    failed = f"{_plural(unchecked, 'file')} could not be checked." if unchecked else ""
+    failed = f"{counted(unchecked, 'file')} could not be checked." if unchecked else ""
     done = fixed.fixed_count if fixed is not None else 0
     if fix_only:
-        click.echo(f"Fixed {_plural(done, 'finding')}. {failed}".rstrip(), err=True)
+        click.echo(f"Fixed {counted(done, 'finding')}. {failed}".rstrip(), err=True)
         return
     if not diagnostics:
         if done:
-            click.echo(f"Found {_plural(done, 'finding')} ({done} fixed, 0 remaining). {failed}".rstrip(), err=True)
+            click.echo(f"Found {counted(done, 'finding')} ({done} fixed, 0 remaining). {failed}".rstrip(), err=True)
         else:
             click.echo(failed or "All checks passed!", err=True)
         return
     files = len({d.path for d in diagnostics})
     if fixed is not None:
-        found = f"Found {_plural(len(diagnostics) + done, 'finding')} ({done} fixed, {len(diagnostics)} remaining) in {_plural(files, 'file')}."
+        found = f"Found {counted(len(diagnostics) + done, 'finding')} ({done} fixed, {len(diagnostics)} remaining) in {counted(files, 'file')}."
     else:
-        found = f"Found {_plural(len(diagnostics), 'finding')} in {_plural(files, 'file')}."
+        found = f"Found {counted(len(diagnostics), 'finding')} in {counted(files, 'file')}."
     click.echo(f"{found} {failed}".rstrip(), err=True)
     applicable = sum(d.fix_applies(unsafe) for d in diagnostics)
     hidden = sum(d.fix_applies(True) for d in diagnostics) - applicable
@@ -256,7 +253,7 @@ def _echo_fixed(fixed, cwd: Path) -> None:
     if not fixed.fixed:
         click.echo("No findings fixed.", err=True)
         return
-    click.echo(f"Fixed {_plural(fixed.fixed_count, 'finding')}:", err=True)
+    click.echo(f"Fixed {counted(fixed.fixed_count, 'finding')}:", err=True)
     for path, counts in sorted(fixed.fixed.items()):
         click.echo(f"- {display_path(path, cwd)}:", err=True)
         for code, count in sorted(counts.items()):
@@ -299,7 +296,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if left:
         click.echo(render("concise", left, ReportContext(cwd, {}, all_rules(), __version__, unsafe_fixes=unsafe)), nl=False, err=True)
     if not quiet:
-        done_text = f"Would fix {_plural(fixed, 'finding')}." if diff else f"Fixed {_plural(fixed, 'finding')}, {len(left)} remaining."
+        done_text = f"Would fix {counted(fixed, 'finding')}." if diff else f"Fixed {counted(fixed, 'finding')}, {len(left)} remaining."
         click.echo(done_text, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
@@ -318,7 +315,7 @@ def _report_diff(fixed, cwd: Path) -> None:
         click.echo(_unified_diff(before, after, display_path(path, cwd)), nl=False)
     _echo_errors(fixed.errors, cwd)
     done = fixed.fixed_count
-    click.echo(f"Would fix {_plural(done, 'finding')}." if done else "No fixes to apply.", err=True)
+    click.echo(f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.", err=True)
     if fixed.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
@@ -378,7 +375,7 @@ def _show_regions(
         click.echo(render("concise", run.unparsable, ReportContext(cwd, {}, all_rules(), __version__)), nl=False)
     _echo_errors(run.errors, cwd)
     files = sum(1 for rows in run.files.values() if any(row.status != "disabled" for row in rows))
-    click.echo(f"{_plural(compiled, 'compiled function')} in {_plural(files, 'file')}.", err=True)
+    click.echo(f"{counted(compiled, 'compiled function')} in {counted(files, 'file')}.", err=True)
     if run.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if run.unparsable else EXIT_CLEAN)

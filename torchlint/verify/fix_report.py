@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from torchlint.wording import counted
 from torchlint.reporters.paths import display_path
 from torchlint.verify.fix_run import CHANGED, FixReport, TargetFix
 from torchlint.verify.report import settings_line, target_label
@@ -53,13 +54,13 @@ def as_text(report: FixReport, cwd: Path) -> str:
     figures = totals(report)
     lines += [
         "",
-        f"total: {figures['targets']} targets, {figures['breaks_before']} breaks before the fixes, "
+        f"total: {counted(figures['targets'], 'target')}, {counted(figures['breaks_before'], 'break')} before the fixes, "
         f"{figures['breaks_after']} after: {_removed(figures['breaks_before'], figures['breaks_after'])}; "
-        f"{figures['fixes']} fixes in {figures['files_fixed']} files; "
-        f"{figures['output_changes']} outputs changed",
+        f"{counted(figures['fixes'], 'fix', 'fixes')} in {counted(figures['files_fixed'], 'file')}; "
+        f"{counted(figures['output_changes'], 'output')} changed",
     ]
     if report.hidden:
-        lines.append(f"{report.hidden} unsafe fixes not applied; `--unsafe-fixes` applies them")
+        lines.append(f"{counted(report.hidden, 'unsafe fix', 'unsafe fixes')} not applied; `--unsafe-fixes` applies them")
     if report.left:
         lines += ["", "fixes that left their break (the line still breaks in a target that broke there before):"]
         lines += [f"  {display_path(item['file'], cwd)}:{item['line']}: {item['code']} still breaks: "
