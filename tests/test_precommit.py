@@ -182,14 +182,27 @@ def test_hook_reports_a_break_in_a_helper_when_only_the_helper_is_staged(tmp_pat
     assert "model.py" not in failing.stdout, _output(failing)
 
 
-def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: Path) -> None:
+MODEL_WITH_GRAPH_BREAK = MODEL_WITH_PRINT.replace("print(x)", "torch._dynamo.graph_break()")
+MODEL_WITHOUT_GRAPH_BREAK = MODEL_WITH_PRINT.replace("        print(x)\n", "")
+
+FIX_HOOK_CASES = {
+    # a safe fix, which the hook applies as it is configured by default
+    "safe": ("", MODEL_WITH_GRAPH_BREAK, MODEL_WITHOUT_GRAPH_BREAK),
+    # an unsafe fix, which the configuration lets it apply
+    "unsafe": ("unsafe-fixes = true\n", MODEL_WITH_PRINT, MODEL_WITH_GUARDED_PRINT),
+}
+
+
+@pytest.mark.parametrize("case", list(FIX_HOOK_CASES))
+def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: Path, case: str) -> None:
+    setting, before, after = FIX_HOOK_CASES[case]
     env = _environment(tmp_path)
     hook_repo = _snapshot(REPO_ROOT, tmp_path / "torchlint-snapshot", env)
     project = tmp_path / "project"
     _init_repository(project, env)
-    (project / "pyproject.toml").write_text("[tool.torchlint]\nunsafe-fixes = true\n", encoding="utf-8")
+    (project / "pyproject.toml").write_text("[tool.torchlint]\n" + setting, encoding="utf-8")
     model = project / "model.py"
-    model.write_text(MODEL_WITH_PRINT, encoding="utf-8")
+    model.write_text(before, encoding="utf-8")
     _git(project, env, "add", "model.py", "pyproject.toml")
 
     fixing = _try_repo(hook_repo, project, None, env, hook="torchlint-fix")
@@ -197,7 +210,7 @@ def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: 
     assert fixing.returncode == 1, _output(fixing)
     assert re.search(r"^torchlint \(fix\)\.+Failed$", fixing.stdout, re.MULTILINE), _output(fixing)
     assert "files were modified by this hook" in fixing.stdout, _output(fixing)
-    assert model.read_text(encoding="utf-8") == MODEL_WITH_GUARDED_PRINT
+    assert model.read_text(encoding="utf-8") == after
 
     _git(project, env, "add", "model.py")
     passing = _try_repo(hook_repo, project, None, env, hook="torchlint-fix")
