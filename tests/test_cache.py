@@ -10,12 +10,15 @@ import os
 import pickle
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from torchlint.cache import Cache, digest
 from torchlint.config import ConfigResolver
+from torchlint.project_files import other_project_files
 from torchlint.runner import check_files
 
 from helpers import write
@@ -215,10 +218,10 @@ def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: p
     parsed = _parsing_counted(monkeypatch)
     warm = Cache(pkg / "cache", "pkg")
     assert _check_named(pkg, "utils.py", warm) == [(2, "TL101"), (3, "TL101")]
-    # Parsed to outline it and to lint it with what model.py tells it; nothing the cache
-    # holds about another file is read back: the last run's record vouches for them.
+    # Parsed to outline it and to lint it with what model.py tells it; no entry of the
+    # cache is read back: the last run's record vouches for every other file.
     assert parsed and set(parsed) == {len(edited)}
-    assert {Path(owner).name for owner in warm.owners_used} == {"utils.py", "<run record>"}
+    assert warm.owners_used == set()
     assert _check_named(pkg, "utils.py", Cache(None)) == [(2, "TL101"), (3, "TL101")]
 
 
@@ -251,7 +254,7 @@ def test_the_record_follows_the_project_after_a_run_that_changed_it(pkg: Path) -
     (pkg / "pkg/utils.py").write_text(UTILS.replace("    return x\n", "    print(x.shape)\n    return x\n"))
     warm = Cache(pkg / "cache", "pkg")
     assert _check_named(pkg, "utils.py", warm) == []
-    assert {Path(owner).name for owner in warm.owners_used} == {"utils.py", "<run record>"}
+    assert warm.owners_used == set()
 
 
 def test_a_warm_run_over_the_whole_project_writes_nothing(pkg: Path) -> None:
@@ -261,3 +264,57 @@ def test_a_warm_run_over_the_whole_project_writes_nothing(pkg: Path) -> None:
     written = cache_file.stat().st_mtime_ns
     assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
     assert cache_file.stat().st_mtime_ns == written
+
+
+def _age(root: Path) -> None:
+    """Every file and folder under ``root`` as if written a while ago: times the record
+    can vouch for (a time of the last two seconds is looked at again, never trusted)."""
+    past = time.time() - 100
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (past, past), follow_symlinks=False)
+
+
+def test_the_project_is_found_without_a_walk_while_its_folders_are_unchanged(pkg: Path) -> None:
+    write(pkg, {"pkg/sub/__init__.py": "", "pkg/sub/extra.py": ""})
+    _age(pkg)
+    resolver = ConfigResolver()
+    named = [pkg / "pkg/utils.py"]
+    others, listing = other_project_files(named, named, resolver)
+    assert listing is not None and pkg / "pkg/sub/extra.py" in others
+    # What the listing says is taken as it is, not found again.
+    known = replace(listing, files=(*listing.files, str(pkg / "pkg/kept.py")))
+    assert other_project_files(named, named, resolver, known)[0] == [*others, pkg / "pkg/kept.py"]
+    # A file saved by a rename changes its folder's time, not what a walk finds there.
+    (pkg / "pkg/sub/extra.py.tmp").write_text("x = 1\n")
+    (pkg / "pkg/sub/extra.py.tmp").replace(pkg / "pkg/sub/extra.py")
+    assert other_project_files(named, named, resolver, known)[0] == [*others, pkg / "pkg/kept.py"]
+    (pkg / "pkg/sub/new.py").write_text("")
+    assert other_project_files(named, named, resolver, known)[0] == sorted([*others, pkg / "pkg/sub/new.py"])
+
+
+def test_a_new_or_deleted_file_is_noticed_by_a_run_on_another_file(pkg: Path) -> None:
+    (pkg / "pkg/model.py").write_text(MODEL.replace("return helper(x)", "return x"))
+    write(pkg, {"pkg/sub/__init__.py": ""})
+    _age(pkg)
+    assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0
+    assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0
+    (pkg / "pkg/sub/net.py").write_text(MODEL)
+    found = torchlint("pkg/utils.py", cwd=pkg)
+    assert found.returncode == 1 and "pkg/utils.py:2:5: TL101" in found.stdout
+    (pkg / "pkg/sub/net.py").unlink()
+    assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0
+
+
+def test_an_edited_config_or_gitignore_is_noticed_by_a_run_on_another_file(pkg: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=pkg, check=True)
+    write(pkg, {".gitignore": "", "pyproject.toml": "[tool.torchlint]\nextend-exclude = []\n"})
+    _age(pkg)
+    assert "pkg/utils.py:2:5: TL101" in torchlint("pkg/utils.py", cwd=pkg).stdout
+    assert "pkg/utils.py:2:5: TL101" in torchlint("pkg/utils.py", cwd=pkg).stdout
+    # Edited in place: the folder's time stays as it was.
+    (pkg / "pyproject.toml").write_text('[tool.torchlint]\nextend-exclude = ["pkg/model.py"]\n')
+    assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0
+    (pkg / "pyproject.toml").write_text("[tool.torchlint]\nextend-exclude = []\n")
+    assert "pkg/utils.py:2:5: TL101" in torchlint("pkg/utils.py", cwd=pkg).stdout
+    (pkg / ".gitignore").write_text("pkg/model.py\n")
+    assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0

@@ -102,8 +102,11 @@ class Cache:
     def __init__(self, folder: Path | None, scope: str = "") -> None:
         self.folder = folder
         self._file = folder / code_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
-        # key -> (owner, pickled value); the owner is the file an entry is about ("" for the project)
-        self._stored: dict[str, tuple[str, bytes]] = self._read() if self._file is not None else {}
+        # key -> (owner, pickled value); the owner is the file an entry is about ("" for the
+        # project). Read on first use: a run that a record answers never reads it.
+        self._entries: dict[str, tuple[str, bytes]] | None = None
+        # key -> what its record file held when first read
+        self._records: dict[str, Any] = {}
         # key -> (owner, value) of the entries this run used or made
         self._used: dict[str, tuple[str, object]] = {}
         # keys this run gave a value: a stored one is replaced
@@ -114,6 +117,45 @@ class Cache:
     @property
     def enabled(self) -> bool:
         return self._file is not None
+
+    @property
+    def _stored(self) -> dict[str, tuple[str, bytes]]:
+        if self._entries is None:
+            self._entries = self._read() if self._file is not None else {}
+        return self._entries
+
+    def _record_file(self, key: str) -> Path:
+        return self._file.with_name(f"{self._file.stem}-{key[:16]}.record")
+
+    def record(self, key: str) -> Any | None:
+        """The value ``write_record`` last kept under ``key``, from a file of its own: small,
+        so reading it does not cost reading every entry of the project."""
+        if self._file is None:
+            return None
+        if key not in self._records:
+            try:
+                data = self._record_file(key).read_bytes()
+            except OSError:
+                data = b""
+            body = _checked_body(data)
+            self._records[key] = _trusted_load(body.tobytes()) if body is not None else None
+        return self._records[key]
+
+    def write_record(self, key: str, value: object) -> None:
+        """Keep ``value`` under ``key`` at once, by a temporary file and a rename; skipped
+        silently when it cannot be written, as the cache is."""
+        if self._file is None:
+            return
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            _prepare(self.folder)
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_file(self._record_file(key)) as stream:
+                stream.write(_MAGIC)
+                stream.write(data)
+                stream.write(hashlib.blake2b(data, digest_size=_DIGEST_SIZE).digest())
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
 
     def get(self, key: str) -> Any | None:
         entry = self._used.get(key)
@@ -132,15 +174,6 @@ class Cache:
     def owners_used(self) -> set[str]:
         """The files (and "" for the project) whose entries this run read or wrote."""
         return {owner for owner, _ in self._used.values()}
-
-    def keep(self, key: str, value: object, owner: str) -> None:
-        """``put`` for a key whose value never changes (it hashes the value): a stored entry is
-        kept as it is, with nothing to write."""
-        if key in self._stored:
-            if self._file is not None:
-                self._used[key] = (owner, value)
-            return
-        self.put(key, value, owner)
 
     def put(self, key: str, value: object, owner: str) -> None:
         if self._file is not None:
@@ -165,10 +198,8 @@ class Cache:
             data = self._file.read_bytes()
         except OSError:
             return {}
-        if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST_SIZE:
-            return {}
-        body = memoryview(data)[len(_MAGIC):-_DIGEST_SIZE]
-        if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
+        body = _checked_body(data)
+        if body is None:
             return {}
         entries = {}
         stream = io.BytesIO(body)
@@ -208,8 +239,21 @@ class Cache:
             return
 
     def _drops_stale(self) -> bool:
+        if self._entries is None:
+            return False  # never read: nothing of it was used
         touched = self.owners_used
         return any(owner in touched and key not in self._used for key, (owner, _) in self._stored.items())
+
+
+def _checked_body(data: bytes) -> memoryview | None:
+    """What a cache file holds between its magic line and its checksum; None when the
+    checksum does not match (truncated, damaged, not a cache file)."""
+    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST_SIZE:
+        return None
+    body = memoryview(data)[len(_MAGIC):-_DIGEST_SIZE]
+    if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
+        return None
+    return body
 
 
 def _trusted_load(data: bytes | io.BytesIO) -> Any | None:

@@ -58,12 +58,35 @@ DEFAULT_EXCLUDES = (
 _GLOB_CHARACTERS = frozenset("*?[\\")
 
 
+# Files that change what a walk finds without being found themselves.
+WALK_SETTINGS_FILES = (".gitignore", "torchlint.toml", "pyproject.toml")
+
+
 @dataclass
 class Discovered:
     """The files to check, and the named paths or folders that could not be searched."""
 
     files: list[Path] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # (folder, its st_mtime_ns before it was listed, `folder_names` of it) for each folder
+    # walked; only when asked for
+    folders: list[tuple[str, int, tuple[str, ...]]] = field(default_factory=list)
+
+
+def folder_names(entries: Iterable[os.DirEntry]) -> tuple[str, ...]:
+    """What a walk takes from a folder's entries: its subfolders (with a slash), its Python
+    files and the files that configure the walk, sorted. An editor's swap file, or a file
+    saved by a rename, leaves them as they were."""
+    names = []
+    for entry in entries:
+        name = entry.name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if is_dir or name.endswith(PYTHON_SUFFIXES) or name in WALK_SETTINGS_FILES or name == ".git":
+            names.append(name + "/" if is_dir else name)
+    return tuple(sorted(names))
 
 
 # --- gitignore-style patterns --------------------------------------------------------
@@ -350,12 +373,13 @@ class _Pending(NamedTuple):
 
 
 class _Discovery:
-    def __init__(self, resolver: ConfigResolver, force_exclude: bool) -> None:
+    def __init__(self, resolver: ConfigResolver, force_exclude: bool, keep_folders: bool = False) -> None:
         self.resolver = resolver
         self.force_exclude = force_exclude
         self.gitignores = _GitIgnores()
         self.files: set[str] = set()
         self.errors: list[FileError] = []
+        self.folders: list[tuple[str, int, tuple[str, ...]]] | None = [] if keep_folders else None
 
     def add(self, raw: str | os.PathLike[str]) -> None:
         path = os.path.abspath(raw)
@@ -419,11 +443,15 @@ class _Discovery:
     def _scan(self, item: _Pending, pending: list[_Pending]) -> None:
         directory, settings, excludes, gitignores, own_files_added = item
         try:
+            # Taken before the listing: a change made meanwhile shows as a newer time.
+            modified = os.stat(directory).st_mtime_ns if self.folders is not None else 0
             with os.scandir(directory) as iterator:
                 entries = list(iterator)
         except OSError as error:
             self._error(directory, f"cannot list directory: {os_error_cause(error)}")
             return
+        if self.folders is not None:
+            self.folders.append((directory, modified, folder_names(entries)))
         if not own_files_added:
             names = {entry.name for entry in entries}
             gitignores = self.gitignores.with_own(
@@ -463,12 +491,17 @@ class _Discovery:
 
 
 def discover(
-    paths: Sequence[str | os.PathLike[str]], resolver: ConfigResolver, *, force_exclude: bool
+    paths: Sequence[str | os.PathLike[str]],
+    resolver: ConfigResolver,
+    *,
+    force_exclude: bool,
+    keep_folders: bool = False,
 ) -> Discovered:
-    """The Python files under ``paths`` (absolute, unique, sorted) and what could not be searched."""
-    discovery = _Discovery(resolver, force_exclude)
+    """The Python files under ``paths`` (absolute, unique, sorted) and what could not be
+    searched; with ``keep_folders``, each folder walked as well."""
+    discovery = _Discovery(resolver, force_exclude, keep_folders)
     for path in paths:
         discovery.add(path)
     # Sorting by components orders a folder's files before a sibling such as "pkg-extra".
     files = sorted(discovery.files, key=lambda path: path.split(os.sep))
-    return Discovered(files=[Path(path) for path in files], errors=discovery.errors)
+    return Discovered(files=[Path(path) for path in files], errors=discovery.errors, folders=discovery.folders or [])

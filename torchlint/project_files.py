@@ -11,11 +11,29 @@ files beside it for its project (not the folders below: that could be a home fol
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.config import ConfigResolver
-from torchlint.discovery import discover
+from torchlint.discovery import WALK_SETTINGS_FILES, discover, folder_names
+
+# (st_mtime_ns, st_size, st_ino): a file whose stat is unchanged is taken to be unchanged.
+Stamp = tuple[int, int, int]
+# A folder or file changed this recently may change again within the same tick of the
+# file system's clock, leaving its time as it was: it is looked at again next time.
+_RECENT_NS = 2_000_000_000
+# Stands for a stamp too recent to vouch for anything: it never matches.
+_UNTRUSTED: Stamp = (0, -1, 0)
+
+
+def stamp_of(path: str | Path) -> Stamp | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
 def outside_packages(folder: Path) -> Path:
@@ -58,24 +76,108 @@ def _covers(folder: Path, root: Path) -> bool:
     return folder == root or folder in root.parents
 
 
-def other_project_files(
-    named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver
-) -> list[Path]:
-    """The files of the projects of ``files`` that the run did not name, excludes applied.
+@dataclass(frozen=True)
+class Listing:
+    """What a walk of whole project folders found, and what tells whether it still holds:
+    each folder walked with its modification time and the names the walk took from it,
+    and the files that steer the walk (`.gitignore`, configuration, `.git/info/exclude`),
+    in those folders and above them. Adding, removing or renaming an entry changes its
+    folder's time; a folder whose time changed holds while its names are the same."""
 
-    A named folder that holds a whole project needs nothing more: `torchlint check .`
-    reads nothing twice."""
+    searched: tuple[str, ...]
+    files: tuple[str, ...]
+    # (folder, st_mtime_ns, names); None for the time: too recent to trust
+    folders: tuple[tuple[str, int | None, tuple[str, ...]], ...]
+    # a file that steers the walk, and its stamp (None: absent)
+    steering: tuple[tuple[str, Stamp | None], ...]
+
+    def refreshed(self) -> Listing | None:
+        """This listing with the times as they are now, when what it found still holds;
+        None when the walk must be done again."""
+        now = time.time_ns()
+        folders = []
+        for folder, modified, names in self.folders:
+            try:
+                current = os.stat(folder).st_mtime_ns
+            except OSError:
+                return None
+            if current != modified:
+                try:
+                    with os.scandir(folder) as iterator:
+                        if folder_names(iterator) != names:
+                            return None
+                except OSError:
+                    return None
+            folders.append((folder, _trusted_time(current, now), names))
+        if any(stamp == _UNTRUSTED or _steering_stamp(path, now) != stamp for path, stamp in self.steering):
+            return None
+        return Listing(self.searched, self.files, tuple(folders), self.steering)
+
+
+def _trusted_time(modified: int, now: int) -> int | None:
+    return None if modified > now - _RECENT_NS else modified
+
+
+def _steering_stamp(path: str, now: int) -> Stamp | None:
+    """A steering file's stamp; only whether it exists for `.git`, whose folder every git
+    command touches."""
+    if os.path.basename(path) == ".git":
+        return (0, 0, 0) if os.path.lexists(path) else None
+    stamp = stamp_of(path)
+    return _UNTRUSTED if stamp is not None and _trusted_time(stamp[0], now) is None else stamp
+
+
+def _steering_files(roots: Sequence[Path], folders: Iterable[tuple[str, int, tuple[str, ...]]]) -> list[str]:
+    """The files that may steer a walk of ``roots``: in every folder above them (up to the
+    file system's root) and in every folder walked that holds them."""
+    paths = []
+    above = {str(folder) for root in roots for folder in root.parents}
+    for folder in sorted(above):
+        paths.extend(os.path.join(folder, name) for name in (*WALK_SETTINGS_FILES, ".git"))
+        paths.append(os.path.join(folder, ".git", "info", "exclude"))
+    for folder, _, names in folders:
+        paths.extend(os.path.join(folder, name) for name in WALK_SETTINGS_FILES if name in names)
+        if ".git" in names or ".git/" in names:
+            paths.append(os.path.join(folder, ".git", "info", "exclude"))
+    return paths
+
+
+def _walk(searched: list[Path], resolver: ConfigResolver) -> tuple[list[Path], Listing | None]:
+    # Excludes apply to the files beside a named one as to those found in folders.
+    whole = all(path.is_dir() for path in searched)
+    found = discover(searched, resolver, force_exclude=True, keep_folders=whole)
+    if not whole or resolver.explicit is not None:
+        return found.files, None
+    now = time.time_ns()
+    folders = tuple((folder, _trusted_time(modified, now), names) for folder, modified, names in found.folders)
+    steering = tuple((path, _steering_stamp(path, now)) for path in _steering_files(searched, found.folders))
+    listing = Listing(tuple(map(str, searched)), tuple(map(str, found.files)), folders, steering)
+    return found.files, listing
+
+
+def other_project_files(
+    named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver, known: Listing | None = None
+) -> tuple[list[Path], Listing | None]:
+    """The files of the projects of ``files`` that the run did not name, excludes applied,
+    and the listing of the walk that found them (None where there is none to keep).
+
+    ``known``: the listing of an earlier walk; while it holds, its files are taken
+    without walking again. A named folder that holds a whole project needs nothing more:
+    `torchlint check .` reads nothing twice."""
     folders = [Path(os.path.abspath(path)) for path in named if Path(path).is_dir()]
     outside = [root for root in project_roots(files, resolver) if not any(_covers(f, root) for f in folders)]
     if not outside:
-        return []
+        return [], None
     searched = []
     for root in outside:
         if _whole_tree(root, resolver):
             searched.append(root)
         else:
             searched.extend(sorted(path for path in root.iterdir() if path.suffix in (".py", ".pyi") and path.is_file()))
-    # Excludes apply to the files beside a named one as to those found in folders.
-    found = discover(searched, resolver, force_exclude=True)
-    already = {Path(os.path.abspath(path)) for path in files}
-    return [path for path in found.files if Path(os.path.abspath(path)) not in already]
+    listing = known.refreshed() if known is not None and known.searched == tuple(map(str, searched)) else None
+    if listing is not None:
+        found = [Path(path) for path in listing.files]
+    else:
+        found, listing = _walk(searched, resolver)
+    already = {os.path.abspath(path) for path in files}
+    return [path for path in found if str(path) not in already], listing

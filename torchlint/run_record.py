@@ -11,10 +11,9 @@ pre-commit and editor case (one file edited inside a function) is then one file'
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
+from torchlint.project_files import Listing, Stamp, stamp_of
 from torchlint.semantic.project import ProjectFacts
 
 # One step of a file: (what it is, what it was given, what it gave back)
@@ -23,16 +22,7 @@ from torchlint.semantic.project import ProjectFacts
 #   ("naming", key of the names searched for, whether the text names one)
 #   ("lint", cache key of the facts it was linted with, digest of the kinds its calls pass)
 Step = tuple[str, object, object]
-# (st_mtime_ns, st_size, st_ino): a file whose stat is unchanged is taken to be unchanged.
-Stamp = tuple[int, int, int]
-
-
-def stamp_of(path: Path) -> Stamp | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+__all__ = ["FileRecord", "RunRecord", "Stamp", "Step", "stamp_of"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +40,10 @@ class RunRecord:
     files: dict[str, FileRecord] = field(default_factory=dict)
     # key of a "naming" step -> the class names it searched for
     namings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # key of a "lint" step -> the facts it linted with
+    facts: dict[str, ProjectFacts] = field(default_factory=dict)
+    # how the files of the project were found, for the next run to find them without a walk
+    listing: Listing | None = None
 
-    def with_files(self, changed: dict[str, FileRecord]) -> RunRecord:
-        return replace(self, files={**self.files, **changed})
+    def with_files(self, changed: dict[str, FileRecord], listing: Listing | None) -> RunRecord:
+        return replace(self, files={**self.files, **changed}, listing=listing)

@@ -29,7 +29,7 @@ from torchlint.reporters.paths import display_path
 from torchlint.run_record import FileRecord, RunRecord, Stamp, Step, stamp_of
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
-from torchlint.project_files import other_project_files, project_roots
+from torchlint.project_files import Listing, other_project_files, project_roots
 from torchlint.semantic.project import ProjectFacts, ProjectIndex, SolvedProject
 from torchlint.semantic.regions import RegionLine
 from torchlint.source import SourceError, decode_source, read_source
@@ -223,21 +223,45 @@ def check_paths(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
-    context = _context(paths, found.files, resolver, whole_project)
     cache = _cache_for(cache_dir, found.files, resolver)
-    results = check_files(named, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache)
+    context, listing = _context(paths, found.files, resolver, whole_project, _stored_record(cache, keep_sources))
+    results = check_files(
+        named, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache, listing=listing
+    )
     cache.save()
     run.results = sorted(results, key=lambda result: result.path)
     return run
 
 
 def _context(
-    named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver, whole_project: bool
-) -> list[tuple[Path, Settings]]:
-    """The rest of the projects of ``files``, each with its settings: read, not reported."""
+    named: Sequence[str | Path],
+    files: Sequence[Path],
+    resolver: ConfigResolver,
+    whole_project: bool,
+    stored: RunRecord | None = None,
+) -> tuple[list[tuple[Path, Settings]], Listing | None]:
+    """The rest of the projects of ``files``, each with its settings: read, not reported;
+    and how they were found (see `project_files.Listing`), which the ``stored`` record
+    may tell without a walk."""
     if not (whole_project and files):
-        return []
-    return [(path, resolver.for_path(path)) for path in other_project_files(named, files, resolver)]
+        return [], None
+    known = stored.listing if stored is not None else None
+    others, listing = other_project_files(named, files, resolver, known)
+    # A file's settings are its folder's: looked up once a folder.
+    by_folder: dict[str, Settings] = {}
+    context = []
+    for path in others:
+        folder = os.path.dirname(path)
+        settings = by_folder.get(folder)
+        if settings is None:
+            settings = by_folder[folder] = resolver.for_path(path)
+        context.append((path, settings))
+    return context, listing
+
+
+def _stored_record(cache: Cache, keep_sources: bool) -> RunRecord | None:
+    record = cache.record(_record_key(keep_sources))
+    return record if isinstance(record, RunRecord) else None
 
 
 def _cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
@@ -255,11 +279,13 @@ def check_files(
     context: list[tuple[Path, Settings]] = (),
     texts: Mapping[str, str] = {},
     cache: Cache | None = None,
+    listing: Listing | None = None,
 ) -> list[FileResult]:
     """Lint files, each with its own settings; two or more are linted as one project.
 
     ``context``: other files of the project, read for what they tell about ``work`` but not
-    reported. ``texts``: a file's text when it is not the one on disk (an editor's buffer)."""
+    reported. ``texts``: a file's text when it is not the one on disk (an editor's buffer).
+    ``listing``: how ``context`` was found, kept in the run's record."""
     cache = cache if cache is not None else Cache(None)
     everything = [*work, *context]
     with _workers(jobs, len(everything)) as workers:
@@ -267,18 +293,12 @@ def check_files(
         if len(everything) < 2:
             items = [(path, settings, None, texts.get(str(path))) for path, settings in work]
             return memo.check(items, keep_sources)
-        record = cache.get(_record_key(keep_sources))
-        record = record if isinstance(record, RunRecord) else None
+        record = _stored_record(cache, keep_sources)
         memo.known = record.files if record is not None else {}
-        results = _replay(memo, record, [str(path) for path, _ in work], everything, keep_sources)
+        results = _replay(memo, record, [str(path) for path, _ in work], everything, keep_sources, listing)
         if results is None:
-            results = _ProjectRun(everything, memo, keep_sources).final_results()
+            results = _ProjectRun(everything, memo, keep_sources).final_results(record, listing)
     return [results[str(path)] for path, _ in work]
-
-
-# The run record is about no one file: a run on a few files replaces it, and keeps the
-# project's other entries.
-_RECORD_OWNER = "<run record>"
 
 
 def _record_key(keep_sources: bool) -> str:
@@ -289,7 +309,7 @@ def _record_key(keep_sources: bool) -> str:
 def _keep_record(cache: Cache, keep_sources: bool, record: RunRecord, stored: object) -> None:
     """Replace the stored record, unless it already says the same (a warm run writes nothing)."""
     if record != stored:
-        cache.put(_record_key(keep_sources), record, _RECORD_OWNER)
+        cache.write_record(_record_key(keep_sources), record)
 
 
 def _pattern(names: Sequence[str]) -> re.Pattern:
@@ -306,6 +326,7 @@ def _replay(
     named: list[str],
     everything: list[tuple[Path, Settings]],
     keep_sources: bool,
+    listing: Listing | None,
 ) -> dict[str, FileResult] | None:
     """The named files' results without a project run, when the last run of this project
     recorded every other file as it is now and the named files' steps, done again, give
@@ -322,15 +343,18 @@ def _replay(
             return None
     results = {}
     redone = {}
+    # The named files' steps are done again, not looked up: their entries are all the
+    # cache could add, and reading it would cost more than the steps.
+    uncached = _Memo(memo.workers, Cache(None), memo.texts)
     for path in named:
         file, settings = files[path]
         steps = record.files[path].steps
-        result = _redo(memo, record, file, settings, steps, keep_sources)
-        redone[path] = memo.record(file, settings, steps)
+        result = _redo(uncached, record, file, settings, steps, keep_sources)
+        redone[path] = uncached.record(file, settings, steps)
         if result is None or redone[path] is None:
             return None
         results[path] = result
-    _keep_record(memo.cache, keep_sources, record.with_files(redone), record)
+    _keep_record(memo.cache, keep_sources, record.with_files(redone, listing), record)
     return results
 
 
@@ -348,7 +372,7 @@ def _redo(
             result, _, got = memo.outline([(file, settings, record.plain, text)], keep_sources, given, True)[0]
         elif step == "naming" and given in record.namings:
             got = _names_one(memo.text(file), _pattern(record.namings[given]))
-        elif step == "lint" and isinstance(facts := memo.cache.get(given), ProjectFacts):
+        elif step == "lint" and isinstance(facts := record.facts.get(given), ProjectFacts):
             result, _, got = memo.lint([(file, settings, facts, text)], keep_sources)[0]
         else:
             return None
@@ -413,12 +437,6 @@ class _Memo:
             return None
         # torchlint's own code is not in the key: each version of it has a cache file of its own.
         return digest(step, str(path), content, self.form(settings), *map(self.form, facts))
-
-    def keep_facts(self, facts: ProjectFacts, owner: str) -> str:
-        """Cache ``facts`` for a later run to lint ``owner`` with again; their key."""
-        key = digest("facts", self.form(facts))
-        self.cache.keep(key, facts, owner)
-        return key
 
     def form(self, value: object) -> object:
         """A digest standing for settings or facts that many files share, worked out once."""
@@ -487,6 +505,8 @@ class _ProjectRun:
         # path -> the steps its file went through, in order, for the run's record
         self.steps: dict[str, list[Step]] = {path: [] for path in self.work}
         self.namings: dict[str, tuple[str, ...]] = {}
+        # key of a "lint" step -> the facts it linted with, for the record
+        self.lint_facts: dict[str, ProjectFacts] = {}
         ordered = sorted(self.work)
         configs = self.memo.dynamo_configs([self._item(path, None) for path in ordered])
         for path, config in zip(ordered, configs):
@@ -567,7 +587,7 @@ class _ProjectRun:
             return self.plain
         return self.index.facts.get(path) or self.plain
 
-    def final_results(self) -> dict[str, FileResult]:
+    def final_results(self, stored: RunRecord | None = None, listing: Listing | None = None) -> dict[str, FileResult]:
         """Lint again each file that holds compiled code and that the project tells
         something new; when that changes the kinds calls pass to other files (`for t in
         self.scheduler.timesteps`), solve again and go on: a tensor handed a -> b -> c -> d
@@ -579,10 +599,10 @@ class _ProjectRun:
             if not stale or not self._lint(stale):
                 break
             self.index = self._new_index()
-        self._keep_record()
+        self._keep_record(stored, listing)
         return self.results
 
-    def _keep_record(self) -> None:
+    def _keep_record(self, stored: RunRecord | None, listing: Listing | None) -> None:
         if not self.memo.cache.enabled:
             return
         files = {}
@@ -591,8 +611,8 @@ class _ProjectRun:
             if record is None:
                 return  # a file that could not be read is read again next time
             files[path] = record
-        record = RunRecord(self.plain, files, self.namings)
-        _keep_record(self.memo.cache, self.keep_sources, record, self.memo.cache.get(_record_key(self.keep_sources)))
+        record = RunRecord(self.plain, files, self.namings, self.lint_facts, listing)
+        _keep_record(self.memo.cache, self.keep_sources, record, stored)
 
     def _lint(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
@@ -601,7 +621,8 @@ class _ProjectRun:
         changed = False
         for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, linted):
             self.results[path] = result
-            facts_key = self.memo.keep_facts(facts, path)
+            facts_key = digest("facts", self.memo.form(facts))
+            self.lint_facts[facts_key] = facts
             self.steps[path].append(("lint", facts_key, passed_id))
             self.linted_with[path] = facts
             if passed is not None and passed != self.outlines[path].passed:
@@ -642,7 +663,7 @@ def show_regions(
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
     cache = _cache_for(cache_dir, found.files, resolver)
-    _describe_files(run, work, _context(paths, found.files, resolver, whole_project), jobs, cache, {})
+    _describe_files(run, work, _context(paths, found.files, resolver, whole_project)[0], jobs, cache, {})
     cache.save()
     return run
 
@@ -690,7 +711,7 @@ def show_regions_stdin(
     if isinstance(text, FileError):
         run.add(str(path), text)
         return run
-    context = _context([path], [path], resolver, whole_project and filename is not None)
+    context = _context([path], [path], resolver, whole_project and filename is not None)[0]
     cache = _cache_for(cache_dir if filename else None, [path], resolver)
     _describe_files(run, [(path, settings)], context, None, cache, {str(path): text})
     cache.save()
@@ -716,8 +737,10 @@ def check_stdin(
         return CheckRun(errors=[text])
     if not filename:
         return CheckRun(results=[check_text(text, str(path), settings, keep_sources)])
-    context = _context([path], [path], resolver, whole_project)
     cache = _cache_for(cache_dir, [path], resolver)
-    results = check_files([(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache)
+    context, listing = _context([path], [path], resolver, whole_project, _stored_record(cache, keep_sources))
+    results = check_files(
+        [(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache, listing=listing
+    )
     cache.save()
     return CheckRun(results=results)
