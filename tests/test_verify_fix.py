@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from torchlint.cli import cli
-from torchlint.config import ConfigResolver, Settings
+from torchlint.config import ConfigResolver
 from torchlint.fixing import fix_files
 from torchlint.line_map import original_line
 from torchlint.verify.fixed_copy import import_root, make_copy
