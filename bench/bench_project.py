@@ -16,6 +16,7 @@ parsing that file.
 from __future__ import annotations
 
 import argparse
+import compileall
 import gc
 import json
 import os
@@ -29,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst
+
+import torchlint
 
 from _cache import cache_dir
 from bench_check import DEFAULT_TRANSFORMERS, fetch_wheel
@@ -127,6 +130,9 @@ def main() -> None:
     changed = package / CHANGED_FILE
     original = changed.read_bytes()
 
+    # An installed torchlint has its bytecode (pip compiles it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE would compile every module at each start instead.
+    compileall.compile_dir(Path(torchlint.__file__).parent, quiet=1)
     parse, one, two, again, single, reshaped, floor = [], [], [], [], [], [], []
     lines = 0
     try:
