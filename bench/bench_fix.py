@@ -139,7 +139,7 @@ def _output(before: dict, after: dict) -> str:
     if against is None:
         return "same"  # nothing it ran was changed, so it did not run again
     if "eager" not in against:
-        return f"not compared ({against.get('error') or before.get('output_saved')})"
+        return f"not compared ({before.get('output_saved') or against.get('error')})"
     compiled_changed = not against["compiled"] and before.get("outputs_match") is not False
     return "changed" if not against["eager"] or compiled_changed else "same"
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from torchlint.atomic_write import atomic_file
 from torchlint.verify.targets import TARGETS_FUNCTION
 
 _modules: dict[str, Any] = {}
@@ -268,7 +269,9 @@ def _save_output(output, path: str) -> str | None:
     import torch
 
     try:
-        torch.save(output, path)
+        # Whole or not at all: a save that fails part way must not leave a file to compare with.
+        with atomic_file(Path(path)) as stream:
+            torch.save(output, stream)
     except Exception as error:  # noqa: BLE001 - an output that cannot be kept is not compared
         return f"{type(error).__name__}: {error}"
     return None
