@@ -225,6 +225,26 @@ def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: p
     assert _check_named(pkg, "utils.py", Cache(None)) == [(2, "TL101"), (3, "TL101")]
 
 
+def test_an_edited_file_that_passes_tensors_to_another_is_replayed(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """helper is compiled through model.py, and Block.forward, compiled on its own, hands a
+    tensor to layer_0.py: what its calls pass is part of utils.py's outline, so an edit that
+    keeps it needs no new solve, and the file is parsed once."""
+    utils = (
+        "import torch\nfrom pkg.layer_0 import check\n\n\nclass Block(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return check(torch.ones(1) * x)\n\n\n"
+        "def helper(x):\n    print(x)\n    return x\n"
+    )
+    write(pkg, {**OTHERS, "pkg/layer_0.py": "def check(v):\n    return v\n", "pkg/utils.py": utils})
+    assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(11, "TL101")]
+    edited = utils.replace("def helper", "# a comment\ndef helper")
+    (pkg / "pkg/utils.py").write_text(edited)
+    parsed = _parsing_counted(monkeypatch)
+    warm = Cache(pkg / "cache", "pkg")
+    assert _check_named(pkg, "utils.py", warm) == [(12, "TL101")]
+    assert parsed == [len(edited)]
+    assert warm.owners_used == set()
+
+
 def test_an_edit_elsewhere_in_the_project_reaches_the_named_file(pkg: Path) -> None:
     write(pkg, OTHERS)
     assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]

@@ -286,6 +286,70 @@ def test_returns_torch_where_cannot_stand_for_are_left_alone(project: Path, body
     assert (project / "model.py").read_text() == _returning(body)
 
 
+CHECK = """\
+import logging
+import warnings
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pad=None):
+        y = x * 2
+        if pad is not None and (y < 0).any():
+            if pad > 1:
+                logger.warning("negative with pad")
+            warnings.warn("negative values")
+        elif y.sum() > 100:
+            raise ValueError(
+                "too big"
+            )
+        return y
+"""
+
+CHECK_IN_EAGER_MODE = """\
+import logging
+import warnings
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pad=None):
+        y = x * 2
+        if not torch.compiler.is_compiling():
+            if pad is not None and (y < 0).any():
+                if pad > 1:
+                    logger.warning("negative with pad")
+                warnings.warn("negative values")
+            elif y.sum() > 100:
+                raise ValueError(
+                    "too big"
+                )
+        return y
+"""
+
+
+def test_a_check_that_only_reports_runs_in_eager_mode_whole(project: Path) -> None:
+    # The guards the log and the warning would get inside it wait for the next pass, which
+    # finds them ruled out: fixes inside a statement another fix moves are never made together.
+    write(project, {"model.py": CHECK})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text() == CHECK_IN_EAGER_MODE
+
+
+def test_a_check_that_also_assigns_is_not_moved(project: Path) -> None:
+    source = CHECK.replace('            warnings.warn("negative values")\n', '            y = y.abs()\n')
+    write(project, {"model.py": source})
+    torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert "            y = y.abs()\n" in (project / "model.py").read_text()
+    assert "    if not torch.compiler.is_compiling():\n            if pad" not in (project / "model.py").read_text()
+
+
 def test_a_math_call_on_a_tensor_becomes_its_torch_counterpart(project: Path) -> None:
     body = ("        t = x.mean()\n        a = x / math.exp(t)\n        b = math.log(t, 2)\n"
             "        c = math.fabs(t) + math.degrees(t)\n        return a + b + c\n")

@@ -55,9 +55,12 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
             if indent.strip() or lines.row(end.row)[end.column - 1:].strip():
                 return None  # the node shares a row with other code
             start, end = Location(start.row, 1), _next_row(lines, end.row)
-        edits.append(Edit(content, start, start if edit.before else end))
-        if edit.indent_more:
-            edits += [Edit(edit.indent_more, Location(row, 1), Location(row, 1)) for row in _code_rows(lines, start, end)]
+        if edit.indent_more and end.row > start.row:
+            # One edit over the whole node, so that a fix inside it overlaps this one rather
+            # than being made on rows this one moves.
+            edits.append(Edit(content + _indented(lines, start, end, edit.indent_more), start, end))
+        else:
+            edits.append(Edit(content, start, start if edit.before else end))
     anchor = plan.import_torch_before
     if anchor is not None:
         if id(anchor) not in spans:
@@ -73,6 +76,19 @@ def _next_row(lines: TextLines, row: int) -> Location:
     if row < len(lines.starts):
         return Location(row + 1, 1)
     return Location(row, len(lines.row(row)) + 1)
+
+
+def _indented(lines: TextLines, start: Location, end: Location, step: str) -> str:
+    """The text from ``start`` to ``end`` with ``step`` put in front of each of its further
+    rows that holds code (`_code_rows`)."""
+    rows = set(_code_rows(lines, start, end))
+    parts = []
+    for row in range(start.row, end.row + 1):
+        text = lines.row(row)
+        begin = start.column - 1 if row == start.row else 0
+        stop = end.column - 1 if row == end.row else len(text)
+        parts.append((step if row in rows else "") + text[begin:stop])
+    return "".join(parts)
 
 
 def _code_rows(lines: TextLines, start: Location, end: Location) -> list[int]:

@@ -40,10 +40,12 @@ class FixPlan:
 
 
 def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) -> FixPlan | None:
-    """`if not torch.compiler.is_compiling():` around one simple statement on a line of its
-    own, so it runs in eager mode only (unsafe: while compiling it no longer runs). None
-    where the statement shares its line or the file gives no place for `import torch`."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+    """`if not torch.compiler.is_compiling():` around one statement (a simple one on a line of
+    its own, or an `if` with all its branches), so it runs in eager mode only (unsafe: while
+    compiling it no longer runs). None where the statement shares its line or the file gives
+    no place for `import torch`."""
+    simple = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+    if not (simple or isinstance(statement, cst.If)):
         return None
     imported = binds_torch(module)
     anchor = None if imported else _first_import(module)

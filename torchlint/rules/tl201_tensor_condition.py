@@ -10,7 +10,9 @@ from torchlint.rules._data_dependent import mark_condition, raises_only, truthin
 from torchlint.rules.base import Rule
 from torchlint.rules.branch_fixes import cond_skeleton, where_for_if, where_for_return, where_for_ternary
 from torchlint.rules.context import RuleContext
-from torchlint.rules.fixes import FixPlan
+from torchlint.rules.fixes import FixPlan, enclosing_block, guard_statement
+from torchlint.rules.tl102_logging import is_logger
+from torchlint.rules.tl103_warnings import WARN_FUNCTIONS
 
 _WHERE = (
     "compute both sides and pick with `torch.where(cond, a, b)`, or use "
@@ -114,6 +116,53 @@ def _shape_keeping(call: cst.Call, ctx: RuleContext) -> bool:
     return method in _ELEMENTWISE or (method in _REDUCTIONS and not call.args)
 
 
+def _eager_check(statement: cst.If, ctx: RuleContext) -> FixPlan | None:
+    """A check whose branches only report (log, warn, print, raise) goes under the
+    `is_compiling()` guard whole, test and all: unsafe, as while compiling nothing is checked."""
+    if not _reports_only(statement, ctx):
+        return None
+    return guard_statement(statement, ctx.summary.module, "Check in eager mode only")
+
+
+def _reports_only(statement: cst.If, ctx: RuleContext) -> bool:
+    """Every branch of the `if` (and of the `if`s inside it) only logs, warns, prints,
+    raises or passes."""
+    branches: list[cst.BaseSuite] = [statement.body]
+    orelse = statement.orelse
+    if isinstance(orelse, cst.If):
+        return _reports_only(orelse, ctx) and _block_reports_only(statement.body, ctx)
+    if isinstance(orelse, cst.Else):
+        branches.append(orelse.body)
+    return all(_block_reports_only(branch, ctx) for branch in branches)
+
+
+def _block_reports_only(block: cst.BaseSuite, ctx: RuleContext) -> bool:
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    for line in lines:
+        if isinstance(line, cst.If):
+            if not _reports_only(line, ctx):
+                return False
+        elif isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if not all(_reports(small, ctx) for small in line.body):
+                return False
+        else:
+            return False
+    return True
+
+
+def _reports(small: cst.BaseSmallStatement, ctx: RuleContext) -> bool:
+    if isinstance(small, (cst.Raise, cst.Pass)):
+        return True
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return False
+    func = small.value.func
+    name = ctx.qualified_name(func) or ""
+    if name == "builtins.print" or name in WARN_FUNCTIONS or name.startswith("logging."):
+        return True
+    # Every method of a logger reports (`logger.warning_once` too).
+    return isinstance(func, cst.Attribute) and is_logger(func.value, ctx)
+
+
 class TensorCondition(Rule):
     code = "TL201"
     name = "tensor-condition"
@@ -125,31 +174,35 @@ class TensorCondition(Rule):
 
     def _report(
         self, condition: cst.BaseExpression, what: str, suggestion: str, ctx: RuleContext,
-        fix: Callable[[], FixPlan | None] = lambda: None,
+        fix: Callable[[bool], FixPlan | None] = lambda whole: None,
     ) -> None:
-        """``fix`` is offered where the whole condition is the one place Python asks for a
+        """``fix`` is told whether the whole condition is the one place Python asks for a
         tensor's truth (so that `torch.where` can take it as it is)."""
         mark_condition(condition, ctx)
         sites = list(truthiness_sites(condition, ctx))
         for site in sites:
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
-            plan = fix() if sites == [condition] and _tensor_test(condition, ctx) else None
+            plan = fix(sites == [condition] and _tensor_test(condition, ctx))
             ctx.report(type(self), site, message, suggestion, fix=plan)
 
     def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
-        def fix() -> FixPlan | None:
+        def fix(whole: bool) -> FixPlan | None:
             def takes(value: cst.BaseExpression) -> bool:
                 return _where_side(value, ctx)
 
-            module = ctx.summary.module
-            plan = where_for_if(node, module, _bound(ctx), takes)
-            if plan is None and ctx.function is not None:
-                plan = where_for_return(node, module, ctx.function.node, takes)
-            if plan is None:
-                plan = cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
+            module, function = ctx.summary.module, ctx.function
+            if function is None or enclosing_block(node, function.node) is None:
+                return None  # an `elif`, or an `if` sharing a line
+            if not whole:
+                return _eager_check(node, ctx)
+            return (
+                where_for_if(node, module, _bound(ctx), takes)
+                or where_for_return(node, module, function.node, takes)
+                or _eager_check(node, ctx)
+                or cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
                     value, lambda call: _torch_computation(call, ctx), reads_items=True))
-            return plan
+            )
 
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx, fix)
 
@@ -157,8 +210,8 @@ class TensorCondition(Rule):
         self._report(node.test, "`while`", _WHILE, ctx)
 
     def visit_IfExp(self, node: cst.IfExp, ctx: RuleContext) -> None:
-        def fix() -> FixPlan | None:
-            return where_for_ternary(node, ctx.summary.module, lambda value: _where_side(value, ctx))
+        def fix(whole: bool) -> FixPlan | None:
+            return where_for_ternary(node, ctx.summary.module, lambda value: _where_side(value, ctx)) if whole else None
 
         self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx, fix)
 
