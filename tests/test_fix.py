@@ -265,6 +265,9 @@ RETURNS_KEPT = (
     # the second return has a comment of its own; a side that is not a tensor
     "        if y.sum() > 0:\n            return y * 2\n        return -y  # why\n",
     "        if y.sum() > 0:\n            return y * 2\n        return None\n",
+    # two numbers: the caller gets a Python number back, and may pass numpy values (ot's
+    # solve_1d_linesearch_quad, whose `torch.where(a + b < 0, 1.0, 0.0)` failed on numpy)
+    "        if y.sum() > 0:\n            return 1.0\n        return 0.0\n",
 )
 
 

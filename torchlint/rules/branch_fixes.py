@@ -40,7 +40,7 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) 
             return None
         other: str = name
     elif isinstance(orelse, cst.Else) and (other_side := _assigned(orelse.body)) is not None and other_side[0] == name:
-        if not takes(other_side[1]):
+        if not takes(other_side[1]) or _numbers(value, other_side[1]):
             return None
         other = module.code_for_node(other_side[1])
     else:
@@ -85,7 +85,7 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
             removed = (NodeEdit(following, "", whole_lines=True),)
     else:
         return None
-    if other is None or not (takes(taken) and takes(other)):
+    if other is None or not (takes(taken) and takes(other)) or _numbers(taken, other):
         return None
     parts = [module.code_for_node(part) for part in (statement.test, taken, other)]
     if "#" in module.code_for_node(statement) or any("#" in part for part in parts):
@@ -100,9 +100,19 @@ def _after(block: cst.IndentedBlock, statement: cst.CSTNode) -> cst.BaseStatemen
     return body[at + 1] if at + 1 < len(body) else None
 
 
+def _numbers(*sides: cst.BaseExpression) -> bool:
+    """Every side a number written in the code: `torch.where` would turn what was a Python
+    number into a tensor, and the condition may be one only in some callers (numpy in others)."""
+    return all(
+        isinstance(side, (cst.Integer, cst.Float))
+        or isinstance(side, cst.UnaryOperation) and isinstance(side.expression, (cst.Integer, cst.Float))
+        for side in sides
+    )
+
+
 def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
     """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
-    if not (takes(node.body) and takes(node.orelse)) or not binds_torch(module):
+    if not (takes(node.body) and takes(node.orelse)) or _numbers(node.body, node.orelse) or not binds_torch(module):
         return None
     parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
     if any("#" in part for part in parts):
