@@ -6,17 +6,25 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
-from torchlint.rules.fixes import FixPlan, NodeEdit, binds_torch, enclosing_block, replace_node
+from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, enclosing_block, replace_node
+
+
+def _sole_statement(block: cst.BaseSuite | cst.BaseStatement) -> cst.BaseSmallStatement | None:
+    """The one simple statement of an indented block (or a statement line) that holds nothing else."""
+    if isinstance(block, cst.IndentedBlock):
+        if len(block.body) != 1:
+            return None
+        block = block.body[0]
+    if not isinstance(block, cst.SimpleStatementLine) or len(block.body) != 1:
+        return None
+    return block.body[0]
 
 
 def _assigned(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
-    """(name, value) of a block that is one `name = value` and nothing else."""
-    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+    """(name, value) of an indented block that is one `name = value` and nothing else."""
+    if not isinstance(block, cst.IndentedBlock):
         return None
-    line = block.body[0]
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return None
-    assign = line.body[0]
+    assign = _sole_statement(block)
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return None
     return assign.targets[0].target.value, assign.value
@@ -55,13 +63,7 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) 
 
 def _returned(block: cst.BaseSuite | cst.BaseStatement) -> cst.BaseExpression | None:
     """The value of a block (or a statement) that is one `return value` and nothing else."""
-    if isinstance(block, cst.IndentedBlock):
-        if len(block.body) != 1:
-            return None
-        block = block.body[0]
-    if not isinstance(block, cst.SimpleStatementLine) or len(block.body) != 1:
-        return None
-    statement = block.body[0]
+    statement = _sole_statement(block)
     return statement.value if isinstance(statement, cst.Return) else None
 
 
@@ -90,7 +92,7 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
     parts = [module.code_for_node(part) for part in (statement.test, taken, other)]
     if "#" in module.code_for_node(statement) or any("#" in part for part in parts):
         return None
-    rewritten = f"return torch.where({', '.join(parts)})".replace("{", "{{").replace("}", "}}")
+    rewritten = as_content(f"return torch.where({', '.join(parts)})")
     return FixPlan("Pick with `torch.where`", Applicability.UNSAFE, (NodeEdit(statement, rewritten), *removed))
 
 
@@ -100,14 +102,17 @@ def _after(block: cst.IndentedBlock, statement: cst.CSTNode) -> cst.BaseStatemen
     return body[at + 1] if at + 1 < len(body) else None
 
 
+def number_literal(value: cst.BaseExpression) -> bool:
+    """A number written in the code, with or without a sign."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
+
+
 def _numbers(*sides: cst.BaseExpression) -> bool:
     """Every side a number written in the code: `torch.where` would turn what was a Python
     number into a tensor, and the condition may be one only in some callers (numpy in others)."""
-    return all(
-        isinstance(side, (cst.Integer, cst.Float))
-        or isinstance(side, cst.UnaryOperation) and isinstance(side.expression, (cst.Integer, cst.Float))
-        for side in sides
-    )
+    return all(number_literal(side) for side in sides)
 
 
 def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
@@ -150,7 +155,7 @@ def cond_skeleton(statement: cst.If, module: cst.Module, is_tensor, computes) ->
         lines += [f"{step}return {returned}", ""]
     test = module.code_for_node(statement.test)
     lines.append(f"{', '.join(outputs)} = torch.cond({test}, true_fn, false_fn, ({parameters}{',' if len(operands) == 1 else ''}))")
-    escaped = [line.replace("{", "{{").replace("}", "}}") for line in lines]
+    escaped = [as_content(line) for line in lines]
     content = escaped[0] + "".join("{newline}" + ("{indent}" + line if line else "") for line in escaped[1:])
     message = (
         "Run the branches with `torch.cond` (a start: both must return tensors of the same shape, dtype "

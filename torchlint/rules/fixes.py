@@ -96,6 +96,15 @@ def enclosing_block(statement: cst.CSTNode, within: cst.CSTNode) -> cst.Indented
     return found
 
 
+def _removable(statement: cst.CSTNode) -> bool:
+    """One simple statement with no comment on its row, which deleting the row would lose."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and statement.trailing_whitespace.comment is None
+    )
+
+
 def remove_statement(
     statement: cst.CSTNode, within: cst.CSTNode, message: str, applicability: Applicability,
     removed_too: Callable[[cst.CSTNode], bool],
@@ -104,18 +113,21 @@ def remove_statement(
     go with it. ``removed_too`` tells the statements of the same block that their own fixes
     delete in the same pass: where they and this one are all the block holds, the last of them
     leaves `pass` behind."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    if statement.trailing_whitespace.comment is not None:
+    if not _removable(statement):
         return None
     block = enclosing_block(statement, within)
     if block is None:
         return None
-    going = [line for line in block.body if line is statement or removed_too(line)]
+    going = [line for line in block.body if line is statement or (_removable(line) and removed_too(line))]
     content = "{indent}pass{newline}" if len(going) == len(block.body) and going[-1] is statement else ""
     return FixPlan(message, applicability, (NodeEdit(statement, content, whole_lines=True),))
 
 
+def as_content(code: str) -> str:
+    """``code`` as a `NodeEdit`'s content, which the engine formats: its braces doubled."""
+    return code.replace("{", "{{").replace("}", "}}")
+
+
 def replace_node(node: cst.CSTNode, code: str, message: str, applicability: Applicability) -> FixPlan:
     """``node``'s code replaced with ``code``."""
-    return FixPlan(message, applicability, (NodeEdit(node, code.replace("{", "{{").replace("}", "}}")),))
+    return FixPlan(message, applicability, (NodeEdit(node, as_content(code)),))

@@ -8,7 +8,7 @@ from torchlint.cst_walk import walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
-from torchlint.rules.branch_fixes import cond_skeleton, where_for_if, where_for_return, where_for_ternary
+from torchlint.rules.branch_fixes import cond_skeleton, number_literal, where_for_if, where_for_return, where_for_ternary
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, enclosing_block, guard_statement
 from torchlint.rules.tl102_logging import is_logger
@@ -54,10 +54,7 @@ def _tensor_test(condition: cst.BaseExpression, ctx: RuleContext) -> bool:
 
 def _where_side(value: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A value `torch.where` can pick: a tensor, or a number, that only computes."""
-    number = isinstance(value, (cst.Integer, cst.Float)) or (
-        isinstance(value, cst.UnaryOperation) and isinstance(value.expression, (cst.Integer, cst.Float))
-    )
-    return (number or ctx.is_tensor(value)) and _pure(value, ctx)
+    return (number_literal(value) or ctx.is_tensor(value)) and _pure(value, ctx)
 
 
 # Calls that keep a tensor's shape (so both sides of `torch.where` broadcast as the branch

@@ -48,7 +48,7 @@ class ExplicitGraphBreak(Rule):
             return None
 
         def removed_too(line: cst.CSTNode) -> bool:
-            return _called_alone(line, ctx) is not None and line.trailing_whitespace.comment is None
+            return _called_alone(line, ctx) is not None
 
         return remove_statement(statement, function.node, f"Remove `{spelled(node)}`", Applicability.SAFE, removed_too)
 
