@@ -4,7 +4,6 @@ to the same numbers as the branch it stands for."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from torchlint.config import Settings
 from torchlint.diagnostic import Applicability
 from torchlint.engine import lint_text
-from torchlint.fixing import apply_fixes
+from torchlint.fix_edits import splice
 
 
 def _model(branch: str) -> str:
@@ -55,12 +54,10 @@ def _finding(source: str):
 
 
 def _with_skeleton(source: str) -> str:
+    """The source with the display-only fix, which `--fix` never makes, made by hand."""
     finding = _finding(source)
     assert finding.fix is not None and finding.fix.applicability is Applicability.DISPLAY_ONLY
-    applied = dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, applicability=Applicability.SAFE))
-    fixed, done = apply_fixes(source, [applied], unsafe=False)
-    assert done
-    return fixed
+    return splice(source, finding.fix.edits)
 
 
 def test_the_skeleton_passes_what_the_branches_read_and_returns_what_they_assign():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
 
@@ -31,6 +31,9 @@ class TextLines:
         self.starts = line_starts(text)
         found = LINE_END.search(text)
         self.newline = found.group() if found else "\n"
+
+    def offset(self, location: Location) -> int:
+        return self.starts[location.row - 1] + location.column - 1
 
     def row(self, number: int) -> str:
         start = self.starts[number - 1]
@@ -69,6 +72,19 @@ def fix_of(plan: FixPlan | None, spans: Mapping[int, tuple[Location, Location]],
         edits.append(Edit(f"import torch{lines.newline}", Location(row, 1), Location(row, 1)))
     edits.sort(key=lambda edit: (edit.location, edit.end_location))
     return Fix(plan.message, plan.applicability, tuple(edits))
+
+
+def splice(text: str, edits: Iterable[Edit]) -> str:
+    """``text`` with ``edits``, which must not overlap, made."""
+    lines = TextLines(text)
+    return splice_at(text, [(lines.offset(edit.location), lines.offset(edit.end_location), edit.content) for edit in edits])
+
+
+def splice_at(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, content) span, which must not overlap, put in place."""
+    for start, end, content in sorted(spans, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text
 
 
 def _next_row(lines: TextLines, row: int) -> Location:

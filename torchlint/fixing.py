@@ -18,7 +18,7 @@ from pathlib import Path
 from torchlint.atomic_write import atomic_file
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import Diagnostic, FileError
-from torchlint.fix_edits import TextLines
+from torchlint.fix_edits import TextLines, splice_at
 from torchlint.line_map import original_line
 from torchlint.runner import CheckRun, check_files, check_paths
 from torchlint.source import SourceError, encode_source, read_source
@@ -30,23 +30,17 @@ MAX_PASSES = 10
 def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool) -> tuple[str, list[Diagnostic]]:
     """``text`` with the applicable fixes that overlap none taken before them; the findings fixed."""
     lines = TextLines(text)
-
-    def offset(location) -> int:
-        return lines.starts[location.row - 1] + location.column - 1
-
     taken: list[tuple[int, int, str]] = []
     fixed = []
     candidates = sorted((d for d in diagnostics if d.fix_applies(unsafe)), key=lambda d: d.fix.edits[0].location)
     for diagnostic in candidates:
-        edits = [(offset(e.location), offset(e.end_location), e.content) for e in diagnostic.fix.edits]
+        edits = [(lines.offset(e.location), lines.offset(e.end_location), e.content) for e in diagnostic.fix.edits]
         new = [edit for edit in edits if edit not in taken]
         if any(_overlap(edit, other) for edit in new for other in taken):
             continue
         taken.extend(new)
         fixed.append(diagnostic)
-    for start, end, content in sorted(taken, reverse=True):
-        text = text[:start] + content + text[end:]
-    return text, fixed
+    return splice_at(text, taken), fixed
 
 
 def _overlap(one: tuple[int, int, str], other: tuple[int, int, str]) -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from torchlint.diagnostic import Applicability, Diagnostic
+from torchlint.diagnostic import Applicability, Diagnostic, Edit, Location
+from torchlint.fix_edits import splice
 from torchlint.reporters.concise import header_line
 from torchlint.source import split_lines
 
@@ -75,16 +76,13 @@ def _fix_lines(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[st
     out = [f"{gutter} = fix (display-only): {fix.message}"]
     if last > len(lines):
         return out
-    text = "\n".join(lines[first - 1 : last])
-    starts = [0]
-    for line in lines[first - 1 : last - 1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(location) -> int:
-        return starts[location.row - first] + location.column - 1
-
-    for edit in sorted(fix.edits, key=lambda edit: (edit.location, edit.end_location), reverse=True):
-        text = text[: offset(edit.location)] + edit.content + text[offset(edit.end_location) :]
+    # The rows the fix touches, with its edits moved onto them.
+    moved = [
+        Edit(edit.content, Location(edit.location.row - first + 1, edit.location.column),
+             Location(edit.end_location.row - first + 1, edit.end_location.column))
+        for edit in fix.edits
+    ]
+    text = splice("\n".join(lines[first - 1 : last]), moved)
     out += [f"{gutter} | {_display(line)[0]}".rstrip() for line in text.split("\n")]
     return out
 
