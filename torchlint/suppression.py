@@ -23,16 +23,20 @@ class Directive:
     row: int
     column: int  # 1-based column of the `#` that starts the directive
     end_column: int
-    codes: frozenset[str] | None  # None: every code
     file_level: bool
-    # The codes as written, in order (`codes` is for lookups).
-    written: tuple[str, ...] = ()
+    # The codes as written, in order; none: every code.
+    written: tuple[str, ...]
     # 1-based columns of the whole comment the directive is in, and what deleting that comment
     # removes: the spaces before it too, or its whole row where no code shares the row.
-    comment_column: int = 0
-    comment_end_column: int = 0
-    comment_removal: tuple[Location, Location] | None = None
+    comment_column: int
+    comment_end_column: int
+    comment_removal: tuple[Location, Location] | None
     used: set[str] = field(default_factory=set)
+    # `written` for lookups; None: every code.
+    codes: frozenset[str] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.codes = frozenset(self.written) if self.written else None
 
     def covers(self, code: str) -> bool:
         return self.codes is None or code in self.codes
@@ -73,12 +77,11 @@ def find_directives(text: str) -> list[Directive]:
         if match is None:
             continue
         start = column + match.start()
-        written = _written_codes(match)
         end = column + len(comment) + 1
         directives.append(
             Directive(
-                row, start + 1, column + match.end() + 1, frozenset(written) if written else None, file_level,
-                written, column + 1, end, _comment_removal(lines, row, column, end),
+                row, start + 1, column + match.end() + 1, file_level,
+                _written_codes(match), column + 1, end, _comment_removal(lines, row, column, end),
             )
         )
     return directives
