@@ -240,20 +240,6 @@ def _forward(body: str) -> str:
             "    def forward(self, x: torch.Tensor):\n        y = x * 1\n" + body + "        return y\n")
 
 
-@pytest.mark.parametrize("before", list(WHERE_CASES))
-def test_a_branch_on_a_tensor_becomes_torch_where(project: Path, before: str) -> None:
-    write(project, {"model.py": _forward(before)})
-    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
-    assert (project / "model.py").read_text() == _forward(WHERE_CASES[before])
-
-
-@pytest.mark.parametrize("body", NOT_REWRITTEN)
-def test_branches_torch_where_cannot_stand_for_are_left_alone(project: Path, body: str) -> None:
-    write(project, {"model.py": _forward(body)})
-    torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
-    assert (project / "model.py").read_text() == _forward(body)
-
-
 RETURN_CASES = {
     "        if y.sum() > 0:\n            return y * 2\n        return -y\n":
         "        return torch.where(y.sum() > 0, y * 2, -y)\n",
@@ -275,18 +261,25 @@ def _returning(body: str) -> str:
     return "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        y = x * 1\n" + body
 
 
-@pytest.mark.parametrize("before", list(RETURN_CASES))
-def test_returns_on_both_sides_of_a_branch_become_one_torch_where(project: Path, before: str) -> None:
-    write(project, {"model.py": _returning(before)})
+# (how the case sits in a model, the branch, what --fix makes of it)
+REWRITES = [(_forward, before, after) for before, after in WHERE_CASES.items()] + [
+    (_returning, before, after) for before, after in RETURN_CASES.items()
+]
+LEFT_ALONE = [(_forward, body) for body in NOT_REWRITTEN] + [(_returning, body) for body in RETURNS_KEPT]
+
+
+@pytest.mark.parametrize(("model", "before", "after"), REWRITES)
+def test_a_branch_on_a_tensor_becomes_torch_where(project: Path, model, before: str, after: str) -> None:
+    write(project, {"model.py": model(before)})
     assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
-    assert (project / "model.py").read_text() == _returning(RETURN_CASES[before])
+    assert (project / "model.py").read_text() == model(after)
 
 
-@pytest.mark.parametrize("body", RETURNS_KEPT)
-def test_returns_torch_where_cannot_stand_for_are_left_alone(project: Path, body: str) -> None:
-    write(project, {"model.py": _returning(body)})
+@pytest.mark.parametrize(("model", "body"), LEFT_ALONE)
+def test_branches_torch_where_cannot_stand_for_are_left_alone(project: Path, model, body: str) -> None:
+    write(project, {"model.py": model(body)})
     torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project)
-    assert (project / "model.py").read_text() == _returning(body)
+    assert (project / "model.py").read_text() == model(body)
 
 
 CHECK = """\
