@@ -1,16 +1,28 @@
 """Fixtures shared by the tests, and the guard that keeps the static tier free of torch.
 
 Tests that import torch or run Dynamo, here or in a process they start, are marked
-`dynamo`; `python -m pytest -m "not dynamo"` runs the rest without ever importing torch.
+`dynamo`, and those that run real pre-commit `hooks`; `python -m pytest -m "not dynamo and
+not hooks"` runs the rest, the fast tier, without ever importing torch.
 Test modules therefore import torch inside the tests that need it, never at collection.
 """
 
 from __future__ import annotations
 
+import compileall
 import sys
 from pathlib import Path
 
 import pytest
+
+import torchlint
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Many tests run the `torchlint` command in a fresh process. Where writing bytecode is
+    # turned off (PYTHONDONTWRITEBYTECODE), each of those would compile every module of the
+    # package again; an installed wheel ships its bytecode, and so does this checkout once
+    # compiled here.
+    compileall.compile_dir(Path(torchlint.__file__).parent, quiet=1)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

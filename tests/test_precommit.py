@@ -24,10 +24,13 @@ HOOK_ID = "torchlint"
 # Installing the hook environment builds torchlint and pip-installs its dependencies.
 TIMEOUT_S = 600
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None or importlib.util.find_spec("pre_commit") is None,
-    reason="needs git and pre-commit",
-)
+pytestmark = [
+    pytest.mark.hooks,
+    pytest.mark.skipif(
+        shutil.which("git") is None or importlib.util.find_spec("pre_commit") is None,
+        reason="needs git and pre-commit",
+    ),
+]
 
 MODEL_WITH_PRINT = """\
 import torch

@@ -158,7 +158,7 @@ def _family_cases():
         yield pytest.param(gb_type, marks=marks, id=gb_type)
 
 
-@pytest.mark.parametrize("gb_type", _family_cases())
+@pytest.mark.parametrize("gb_type", list(_family_cases()))
 def test_rule_for_gb_type_maps_to_the_right_family(gb_type):
     codes = claimants()[gb_type]
     found = rule_for_gb_type(gb_type)
