@@ -4,11 +4,14 @@ Real files on disk, linted through the CLI."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from helpers import check, findings, write
+from torchlint.config import Settings
+from torchlint.engine import analyze_text
 
 SCHEDULER = """
     import torch
@@ -233,3 +236,25 @@ def test_annotations_of_a_tensor_or_none_are_tensors() -> None:
     # `e` and `f` may be ints: nothing shows which.
     assert [code for code, row in findings(source)] == ["TL201"] * 4
 
+
+
+def test_an_outline_is_the_same_with_the_rules_or_without(tmp_path: Path) -> None:
+    """What a file's calls pass is found by the walk, not by a rule: `--show-regions`, a run
+    with every rule off and a lint all give the project the same outline."""
+    text = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from pkg.util import helper
+
+
+        class Net(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return helper(x.sum())
+    """)
+    path = str(tmp_path / "pkg" / "model.py")
+    settings = Settings(root=tmp_path)
+    _, linted = analyze_text(text, path, settings, parse_always=True)
+    _, outlined = analyze_text(text, path, settings, parse_always=True, run_rules=False)
+    assert linted.passed, "forward passes a tensor to `helper`"
+    assert outlined == linted

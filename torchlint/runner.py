@@ -365,12 +365,15 @@ def _redo(
     that gives back something else."""
     text = memo.texts.get(str(file))
     result = None
+    # The findings of the outline step stand only when no lint step follows it.
+    linted_again = any(step == "lint" for step, _, _ in steps)
     for step, given, gave in steps:
         if step == "config":
             got = digest(memo.dynamo_configs([(file, settings, None, text)])[0])
         elif step == "outline":
-            # With the rules: the kinds its calls pass are part of the outline, and the rule walk finds them.
-            result, _, got = memo.outline([(file, settings, record.plain, text)], keep_sources, given, True)[0]
+            result, _, got = memo.outline(
+                [(file, settings, record.plain, text)], keep_sources, given, not linted_again
+            )[0]
         elif step == "naming" and given in record.namings:
             got = _names_one(memo.text(file), _pattern(record.namings[given]))
         elif step == "lint" and isinstance(facts := record.facts.get(given), ProjectFacts):
