@@ -225,6 +225,31 @@ def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: p
     assert _check_named(pkg, "utils.py", Cache(None)) == [(2, "TL101"), (3, "TL101")]
 
 
+def test_a_cold_run_parses_once_a_file_whose_own_view_compiles_what_the_project_does(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Net is a module through Pre and PreTrained in another file: the project knows it, and
+    model.py alone takes it for one (a forward, and a base that derives from what the file
+    cannot see). The lint of its own view stands; nothing is parsed twice."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "from torch import nn\n\n\nclass PreTrained(nn.Module):\n    pass\n",
+        "pkg/model.py": (
+            "from pkg.base import PreTrained\n\n\nclass Pre(PreTrained):\n    pass\n\n\n"
+            "class Net(Pre):\n    def forward(self, x):\n        print(x)\n        return x\n"
+        ),
+        # Parsed after model.py: a parse of model.py kept for its next step would not count.
+        "pkg/zoo.py": "import torch\n\n\ndef zoo(x):\n    return torch.relu(x)\n",
+    }
+    write(project, texts)
+    parsed = _parsing_counted(monkeypatch)
+    resolver = ConfigResolver()
+    files = sorted((project / "pkg").glob("*.py"))
+    found = check_files([(path, resolver.for_path(path)) for path in files], jobs=1)
+    assert [(Path(r.path).name, d.location.row, d.code) for r in found for d in r.diagnostics] == [("model.py", 10, "TL101")]
+    assert sorted(parsed) == sorted(len(texts[name]) for name in ("pkg/base.py", "pkg/model.py", "pkg/zoo.py"))
+
+
 def test_an_edited_file_that_passes_tensors_to_another_is_replayed(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """helper is compiled through model.py, and Block.forward, compiled on its own, hands a
     tensor to layer_0.py: what its calls pass is part of utils.py's outline, so an edit that

@@ -110,8 +110,9 @@ def test_module_base_class_in_another_file(project: Path) -> None:
                 class Base(nn.Module):
                     pass
                 """,
-            # Mixin is a module only through Base, which this file cannot see; Net's own
-            # view stops at Mixin, a local class without a forward.
+            # Mixin is a module only through Base, which this file cannot see. On its own
+            # the file takes Net for one (a forward, and a base that derives from what it
+            # cannot see); the project knows, and says why.
             "pkg/model.py": """
                 import torch
                 from pkg.base import Base
@@ -124,10 +125,11 @@ def test_module_base_class_in_another_file(project: Path) -> None:
                 """,
         },
     )
-    assert check("--no-project", "pkg/model.py") == []
+    assert check("--no-project", "pkg/model.py") == [("model.py", 7, "TL101")]
+    assert "Net.forward: entry: forward of nn.Module subclass Net (defines forward() and derives from pkg.base.Base)" in regions_output("--no-project", "pkg/model.py")
     assert check("pkg/model.py") == [("model.py", 7, "TL101")]
     assert check("pkg") == [("model.py", 7, "TL101")]
-    assert "Net.forward: entry: forward of nn.Module subclass Net (subclass of pkg.model.Mixin, an nn.Module)" in regions_output("pkg")
+    assert "Net.forward: entry: forward of nn.Module subclass Net (subclass of Mixin, an nn.Module)" in regions_output("pkg")
 
 
 def test_project_class_used_as_a_submodule(project: Path) -> None:

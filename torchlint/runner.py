@@ -541,13 +541,14 @@ class _ProjectRun:
     def _new_index(self) -> SolvedProject:
         ids = sorted(self.outline_ids.items())
         # Reasons name other files relative to the current folder.
-        key = digest("solve", ids, self.plain.dynamo_config, str(Path.cwd())) if self.memo.cache.enabled else None
+        described = not self.run_rules
+        key = digest("solve", ids, self.plain.dynamo_config, str(Path.cwd()), described) if self.memo.cache.enabled else None
         if key is not None:
             found = self.memo.cache.get(key)
             if isinstance(found, SolvedProject):
                 return found
         index = ProjectIndex(self.outlines.values(), self._display, self.plain.dynamo_config)
-        solved = SolvedProject.of(index)
+        solved = SolvedProject.of(index, described)
         if key is not None:
             self.memo.cache.put(key, solved, "")
         return solved

@@ -100,7 +100,7 @@ class ProjectIndex:
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
         self._passed: dict[Node, dict[str, Kind]] | None = None
-        self._facts: dict[str, ProjectFacts | None] = {}
+        self._facts: dict[tuple[str, bool], ProjectFacts | None] = {}
         self._passed_in: dict[str, dict[str, dict[str, Kind]]] | None = None
         self._solved = False
 
@@ -371,13 +371,19 @@ class ProjectIndex:
             reason += f", reached from other file {self.display(source[0])}"
         return reason
 
-    def facts_for(self, path: str) -> ProjectFacts | None:
-        """What linting ``path`` again needs to know, or None when its own lint was right."""
-        if path not in self._facts:
-            self._facts[path] = self._find_facts(path)
-        return self._facts[path]
+    def facts_for(self, path: str, described: bool = False) -> ProjectFacts | None:
+        """What linting ``path`` again needs to know, or None when its own lint was right.
 
-    def _find_facts(self, path: str) -> ProjectFacts | None:
+        ``described``: for `--show-regions`, which tells why each function is compiled. A
+        file's own view may compile the same functions as the project for another reason
+        (`Net(Mixin)` guessed a module for its `forward` where the project knows `Mixin`
+        is one); the lint needs nothing more, a description does."""
+        key = (path, described)
+        if key not in self._facts:
+            self._facts[key] = self._find_facts(path, described)
+        return self._facts[key]
+
+    def _find_facts(self, path: str, described: bool) -> ProjectFacts | None:
         if not self._solved:
             self.solve()
         outline = self.files[path]
@@ -391,6 +397,8 @@ class ProjectIndex:
         parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
+        if described:
+            unchanged = unchanged and not self._module_classes(path)
         if outline.parsed and unchanged and not (disabled_imports or parameter_kinds or held_tensors):
             return None
         # What the file finds on its own once told which classes are modules; the rest is
@@ -495,9 +503,11 @@ class SolvedProject:
     compiled: frozenset[Node]
 
     @classmethod
-    def of(cls, index: ProjectIndex) -> SolvedProject:
+    def of(cls, index: ProjectIndex, described: bool = False) -> SolvedProject:
+        """``described``: the facts `--show-regions` describes the files with (see
+        `ProjectIndex.facts_for`)."""
         index.solve()
         # Read before the facts are worked out, which resolve more names.
         unparsed, constructions = frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
-        facts = {path: index.facts_for(path) for path in index.files}
+        facts = {path: index.facts_for(path, described) for path in index.files}
         return cls(facts, unparsed, constructions, frozenset(index.compiled))

@@ -328,6 +328,9 @@ class _Index:
             if local is not None:
                 if self._module_reason(local, seen | {info}) is not None:
                     return f"subclass of {local.qualname}, an nn.Module"
+                # What the base here derives from may still make a module of it
+                # (`LlamaModel(LlamaPreTrainedModel)`, `LlamaPreTrainedModel(PreTrainedModel)`).
+                unresolved.extend(self._unseen_bases(local, seen | {info}))
                 continue
             name = self.project_name(base, info.enclosing)
             if name is not None and (name == "torch.nn.Module" or name.startswith("torch.nn.")):
@@ -339,6 +342,21 @@ class _Index:
         if unresolved and "forward" in info.methods and not unresolved[0].startswith("torch."):
             return f"defines forward() and derives from {unresolved[0]}"
         return None
+
+    def _unseen_bases(self, info: ClassInfo, seen: frozenset) -> list[str]:
+        """The bases of ``info`` and of its bases here that this file cannot resolve, minus
+        those known not to be modules."""
+        found = []
+        for base in info.bases:
+            local = self.local_class(base, info.enclosing)
+            if local is not None:
+                if local not in seen:
+                    found.extend(self._unseen_bases(local, seen | {info}))
+                continue
+            name = self.project_name(base, info.enclosing)
+            if name is None or not name.startswith(_NOT_MODULE_PREFIXES):
+                found.append(name or "?")
+        return found
 
     def method_context(self, function: FunctionInfo) -> tuple[FunctionInfo, ClassInfo] | None:
         """The method whose ``self`` is visible in ``function`` (itself, or an enclosing one)."""
