@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from torchlint.cli import cli
 from torchlint.config import Settings
 from torchlint.engine import ParserLimit, _syntax_error, lint_text
-from torchlint.positions import parse
+from torchlint.diagnostic import Location
+from torchlint.positions import _spans, _spans_in_statements, locate, parse
 from torchlint.suppression import find_directives
 
 ROOT = Path("/project")
@@ -141,3 +142,53 @@ def test_a_file_python_compiles_is_no_syntax_error_even_where_libcst_alone_gives
         cst.parse_module(broken)
     found = _syntax_error(broken, "model.py", rejected.value)
     assert (found.code, found.location.row, found.location.column) == ("TL901", 1, 7)
+
+
+def _every_node(root: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    root.visit(Collect())
+    return found
+
+
+STATEMENT_SHAPES = [
+    "import torch\n\n\n# a comment\n@torch.compile\n@other(\n    1,\n)\ndef f(x):\n    return x\n",
+    "a = 1; b = 2\n\n# two\n# lines\nclass C:\n    '''doc'''\n    x = 1\n\n\n\nif a:\n    pass\nelse:\n    b = 3\n",
+    "x = (1,\n     2)\ny = '''\nnot\\tcode\n'''\nz = 3\n",
+    "import torch\r\n\r\ndef f(x):\r\n    return x\r\n",
+    "def f():\n\f    return 1\n\n\ndef g():\n    return 2\n",
+    "# only a header\n\nx = 1  # trailing\n",
+    "def f():\n    return 1\n\n\nasync def f():\n    return 2\n\n\nclass f:\n    pass\n\n\ndef f():\n    return 3\n",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [*STATEMENT_SHAPES, *(path.read_text(encoding="utf-8") for path in sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.py")))],
+)
+def test_statements_regenerated_alone_are_placed_as_the_whole_module_places_them(text: str) -> None:
+    """locate regenerates only the top-level `def`s and `class`es that hold a reported
+    node, each placed by its header line; every node lands where regenerating the whole
+    module puts it."""
+    parsed = parse(text)
+    defined = [s for s in parsed.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    wanted = {id(node) for statement in defined for node in _every_node(statement)}
+    alone = _spans_in_statements(parsed, wanted)
+    assert alone is not None
+    whole = _spans(parsed.module, parsed.module, 0, wanted)
+    assert {key: alone[key] for key in wanted if key in whole} == {key: whole[key] for key in wanted if key in whole}
+
+
+def test_a_header_that_a_string_holds_leaves_the_statement_to_the_whole_module() -> None:
+    """`def f` at the start of a line inside a string is no header: the statement cannot be
+    placed by it, and locate regenerates the whole module instead."""
+    text = 'x = """\ndef f(x):\n"""\n\n\ndef f(x):\n    print(x)\n'
+    parsed = parse(text)
+    call = parsed.module.body[1].body.body[0].body[0].value
+    assert _spans_in_statements(parsed, {id(call)}) is None
+    assert locate(parsed, [call])[id(call)] == (Location(7, 5), Location(7, 13))

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from torchlint.cst_walk import walk
 from torchlint.diagnostic import Location
 from torchlint.parsing import parse_module
 from torchlint.source import LINE_END
@@ -92,6 +93,14 @@ class LineIndex:
         self._starts = line_starts(text)
         self._shifts = shifts
 
+    def row_index(self, offset: int) -> int:
+        """The 0-based row of ``offset``."""
+        return bisect.bisect_right(self._starts, offset) - 1
+
+    def line_start(self, row: int) -> int:
+        """The offset where 0-based row ``row`` starts."""
+        return self._starts[row]
+
     def location(self, offset: int) -> Location:
         row = bisect.bisect_right(self._starts, offset) - 1
         return Location(row + 1, offset - self._starts[row] + 1 + self._shifts.get(row + 1, 0))
@@ -100,6 +109,7 @@ class LineIndex:
 class Parsed(NamedTuple):
     module: cst.Module
     lines: LineIndex  # places the module's code in the text it was parsed from
+    code: str  # the text the module was parsed from: its code
 
 
 # Indentation up to its last form feed: CPython's tokenizer starts counting the
@@ -120,7 +130,7 @@ def parse(text: str) -> Parsed:
     if last is not None and last[0] == text:
         return last[1]
     copy, shifts = _without_form_feed_indents(text)
-    parsed = Parsed(parse_module(copy), LineIndex(copy, shifts))
+    parsed = Parsed(parse_module(copy), LineIndex(copy, shifts), copy)
     _last_parsed = (text, parsed)
     return parsed
 
@@ -170,19 +180,98 @@ def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Loca
     wanted = {id(node) for node in nodes}
     if not wanted:
         return {}
-    module = parsed.module
-    state = _OffsetTrackingState(
-        default_indent=module.default_indent,
-        default_newline=module.default_newline,
-        targets=set(wanted),
-    )
-    module._codegen(state)
+    spans = _spans_in_statements(parsed, wanted)
+    if spans is None or not wanted <= spans.keys():
+        spans = _spans(parsed.module, parsed.module, 0, wanted)
     index = parsed.lines
     return {
         key: (index.location(start), index.location(end))
-        for key, (start, end) in state.spans.items()
+        for key, (start, end) in spans.items()
         if key in wanted
     }
+
+
+def _spans(module: cst.Module, node: cst.CSTNode, offset: int, wanted: set[int]) -> dict[int, tuple[int, int]]:
+    """The offsets of the ``wanted`` nodes within ``node``'s code, which starts at ``offset``."""
+    state = _OffsetTrackingState(
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        offset=offset,
+        targets=set(wanted),
+    )
+    node._codegen(state)
+    return state.spans
+
+
+def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
+    """The spans from regenerating only the top-level `def`s and `class`es that hold a
+    wanted node, each placed where its header line stands in the text; None when one
+    cannot be placed that way (the whole module is regenerated instead)."""
+    module = parsed.module
+    spans: dict[int, tuple[int, int]] = {}
+    left = set(wanted)
+    seen: dict[str, int] = {}
+    for statement in module.body:
+        header = _header_pattern(statement)
+        if header is not None:
+            # The how-manieth top-level statement with this header: a name defined twice.
+            seen[header.pattern] = occurrence = seen.get(header.pattern, 0) + 1
+        if not left:
+            break
+        if not _holds(statement, left):
+            continue
+        if header is None:
+            return None
+        state = _OffsetTrackingState(
+            default_indent=module.default_indent, default_newline=module.default_newline, targets=set(wanted)
+        )
+        statement._codegen(state)
+        regenerated = "".join(state.tokens)
+        start = _place(parsed, regenerated, header, occurrence)
+        if start is None:
+            return None
+        spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
+        left -= state.spans.keys()
+    return spans
+
+
+def _header_pattern(statement: cst.BaseStatement) -> re.Pattern | None:
+    if isinstance(statement, cst.FunctionDef):
+        keyword = "def" if statement.asynchronous is None else r"async[ \t]+def"
+        return re.compile(rf"^{keyword}[ \t]+{re.escape(statement.name.value)}\b", re.M)
+    if isinstance(statement, cst.ClassDef):
+        return re.compile(rf"^class[ \t]+{re.escape(statement.name.value)}\b", re.M)
+    return None
+
+
+def _place(parsed: Parsed, regenerated: str, header: re.Pattern, occurrence: int) -> int | None:
+    """Where ``regenerated``, a top-level statement's code, starts in the module's code: its
+    header is the ``occurrence``-th line there that the header matches, and it starts as
+    many lines above that as it has lines before its header (comments, decorators)."""
+    own = header.search(regenerated)
+    matches = header.finditer(parsed.code)
+    found = None
+    for _ in range(occurrence):
+        found = next(matches, None)
+    if own is None or found is None:
+        return None
+    row = parsed.lines.row_index(found.start()) - len(LINE_END.findall(regenerated, 0, own.start()))
+    if row < 0:
+        return None
+    start = parsed.lines.line_start(row)
+    return start if parsed.code.startswith(regenerated, start) else None
+
+
+def _holds(root: cst.CSTNode, wanted: set[int]) -> bool:
+    found = False
+
+    def visit(node: cst.CSTNode) -> bool:
+        nonlocal found
+        found = found or id(node) in wanted
+        return found
+
+    walk(root, visit)
+    return found
 
 
 def header_end(statement: cst.CSTNode) -> cst.CSTNode | None:
