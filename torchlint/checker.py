@@ -71,6 +71,7 @@ class LintContext:
         # id of a call -> the tensors it passes, by position or keyword; None: not recorded
         self.passed: dict[int, dict[int | str, Kind]] | None = None
         self._held: dict[tuple[ClassInfo, str], frozenset[str]] = {}
+        self._qualified_names: dict[tuple[int, int], str | None] = {}
 
     def _passed_from_elsewhere(self, function: FunctionInfo) -> dict[str, Kind]:
         facts = self.project_facts
@@ -143,7 +144,13 @@ class LintContext:
         return self.function.scope if self.function is not None else self.summary.scope
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
-        return qualified_name(node, self.scope)
+        # Rules ask the same of a call many times over: looked up once per node and scope.
+        scope = self.scope
+        key = (id(node), id(scope))
+        names = self._qualified_names
+        if key not in names:
+            names[key] = qualified_name(node, scope)
+        return names[key]
 
     def assigned_value(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """What a local name or a ``self.<attr>`` was assigned from, where that is known."""
