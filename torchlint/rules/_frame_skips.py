@@ -148,11 +148,14 @@ def _container_elements(container: cst.Call) -> list[cst.BaseExpression]:
 def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
     """The nodes of these kinds in a function body, nested functions and classes left out."""
     found: list = []
+    # Exact types: libcst's classes are final, and a set lookup is far cheaper than an ABC check.
+    wanted = frozenset(kinds)
 
     def visit(node: cst.CSTNode) -> bool | None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             return True
-        if isinstance(node, kinds):
+        if kind in wanted:
             found.append(node)
         return None
 

@@ -222,14 +222,15 @@ class _Walker:
         return True
 
     def expression(self, root: cst.CSTNode) -> None:
+        # Exact types: libcst's classes are final, and far cheaper to compare than an ABC check.
         def visit(node: cst.CSTNode) -> bool | None:
-            if isinstance(node, cst.Lambda) and id(node) in self.own_lambdas:
+            if type(node) is cst.Lambda and id(node) in self.own_lambdas:
                 return True
-            if isinstance(node, cst.BooleanOperation) and self.guards.short_circuits(node, self.scope):
+            if type(node) is cst.BooleanOperation and self.guards.short_circuits(node, self.scope):
                 self.parts.append(node.right)
                 self.expression(node.left)
                 return True
-            if isinstance(node, cst.IfExp):
+            if type(node) is cst.IfExp:
                 verdict = self.guards.when_compiling(node.test, self.scope)
                 if verdict is not None:
                     self.parts.append(node.orelse if verdict else node.body)

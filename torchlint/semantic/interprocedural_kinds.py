@@ -24,6 +24,8 @@ from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 # How deep return kinds of project functions are followed.
 _MAX_CALL_DEPTH = 3
+# Nodes whose body is a scope of its own: not walked for the calls of the one around them.
+_OWN_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 
 
 class _Returns(NamedTuple):
@@ -230,12 +232,13 @@ class FileKinds:
             env = self.env(caller, depth + 1)
 
             def visit(node: cst.CSTNode) -> bool | None:
-                if isinstance(node, cst.Call) and id(node) in wanted:
+                kind = type(node)  # exact: libcst's classes are final, and far cheaper than an ABC check
+                if kind is cst.Call and id(node) in wanted:
                     found[id(node)] = (
                         [env.kind_of(arg.value) for arg in node.args if arg.keyword is None],
                         {arg.keyword.value: env.kind_of(arg.value) for arg in node.args if arg.keyword is not None},
                     )
-                return isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) or None
+                return kind in _OWN_SCOPES or None
 
             self._in_progress.add(caller)
             try:

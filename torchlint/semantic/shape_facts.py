@@ -87,25 +87,27 @@ class ShapeFacts:
         return False
 
     # -- 0-d tensors --------------------------------------------------------------------
+    # (Node types are compared exactly: libcst's classes are final, and an ABC `isinstance`
+    # costs several times as much on these hot paths.)
 
     def is_zero_dim(self, node: cst.BaseExpression) -> bool:
         """A 0-d tensor the graph computes: a full reduction (`t.max()`, `torch.sum(t)`), an
         element of a 1-d tensor (`m.nonzero(as_tuple=True)[0][0]`), or arithmetic on one
         with plain numbers (`index + 1`). A parameter is not one: it may be a graph input."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.zero_dim
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             sides = (node.left, node.right)
             return any(self.is_zero_dim(side) for side in sides) and all(
                 self.is_zero_dim(side) or self.kind_of(side) in (PYTHON, SIZE) for side in sides
             )
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        if type(node) is cst.UnaryOperation and type(node.operator) in (cst.Minus, cst.Plus):
             return self.is_zero_dim(node.expression)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self._is_vector(node.value) and self._single_number_index(node)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not node.args:
+            if type(func) is cst.Attribute and func.attr.value in _FULL_REDUCTIONS and not node.args:
                 if self.kind_of(func.value) is TENSOR:
                     return True
             name = qualified_name(func, self.scope)
@@ -157,26 +159,26 @@ class ShapeFacts:
 
     def is_mask(self, node: cst.BaseExpression) -> bool:
         """A boolean tensor: a tensor comparison, a logical op of masks, `isnan(...)`, `.bool()`."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.masks
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             return self.kind_of(node) is TENSOR and not any(
-                isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons
+                type(c.operator) in (cst.In, cst.NotIn) for c in node.comparisons
             )
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        if type(node) is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
             return self.is_mask(node.expression)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.is_mask(node.value)  # `mask[:, :, i]` is still boolean
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        if type(node) is cst.BinaryOperation and type(node.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
             return self.is_mask(node.left) or self.is_mask(node.right)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             name = qualified_name(node.func, self.scope)
             if name in _MASK_FUNCTIONS:
                 return True
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in _MASK_METHODS:
                 return self.kind_of(func.value) is TENSOR
-            if isinstance(func, cst.Attribute) and func.attr.value in _LAYOUT_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in _LAYOUT_METHODS:
                 return self.is_mask(func.value)  # a reshaped mask is a mask
         return False
 
