@@ -233,8 +233,11 @@ class _Index:
         self._module_reasons: dict[ClassInfo, str | None] = {}
         self._foreign: dict[ClassInfo, bool] = {}
 
+    # Node types are compared exactly on these paths, which run for every call: libcst's
+    # classes are final, and an ABC `isinstance` costs several times as much.
+
     def local_class(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | None:
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         owner = lookup_scope(scope, expr.value)
         if owner is None or expr.value in owner.imports:
@@ -393,32 +396,32 @@ class _Index:
             return None
         # `Net().to(device).eval()` is still the Net
         while (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
             and expr.func.attr.value in _RETURNS_SELF
         ):
             expr = expr.func.value
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 # `GenerationConfig.from_model_config(config)`: an alternative constructor
                 owner = self.local_class(func.value, scope)
                 factory = owner.methods.get(func.attr.value) if owner is not None else None
                 if factory is not None and is_factory(factory, owner):
                     return owner
             return self.class_of(func, scope)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             value = assigned_value(expr, scope)
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 return self.instance_class(value, None, scope, _depth + 1)
             return self.parameter_class(expr.value, scope) if value is None else None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and function is not None:
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and function is not None:
             context = self.method_context(function)
             if context is not None and expr.value.value == context[0].self_name:
                 for value, value_scope in reversed(context[1].attribute_history.get(expr.attr.value, ())):
-                    if isinstance(value, cst.Name):  # `config = Config.from_dict(d); self.config = config`
+                    if type(value) is cst.Name:  # `config = Config.from_dict(d); self.config = config`
                         value = assigned_value(value, value_scope)
-                    if isinstance(value, cst.Call):
+                    if type(value) is cst.Call:
                         found = self.instance_class(value, None, value_scope, _depth + 1)
                         if found is not None:
                             return found
@@ -503,9 +506,9 @@ class _Index:
         of `__init__`: what may run, each with a note on where its class was seen, then a
         HELD Ref for the constructions in other files. None for any other call."""
         method = ""
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Attribute:
             method, expr = expr.attr.value, expr.value
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+        if not (type(expr) is cst.Attribute and type(expr.value) is cst.Name):
             return None
         context = self.method_context(function)
         if context is None or expr.value.value != context[0].self_name:
@@ -560,7 +563,7 @@ class _Index:
 
     def _callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
         scope = function.scope
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             owner = lookup_scope(scope, expr.value)
             if owner is None or expr.value in owner.imports:  # imported, or brought by a star import
                 return self._imported(expr, scope)
@@ -572,24 +575,24 @@ class _Index:
                 return self.construct(cls)
             instance = self.instance_class(expr, function, scope)
             return self._call_instance(instance)
-        if not isinstance(expr, cst.Attribute):
+        if type(expr) is not cst.Attribute:
             return None
         attr = expr.attr.value
         base = expr.value
         context = self.method_context(function)
         if context is not None:
             method, cls = context
-            if isinstance(base, cst.Name) and base.value == method.self_name:
+            if type(base) is cst.Name and base.value == method.self_name:
                 found = self.find_method(cls, attr)
                 if found is not None:
                     return found
                 assigned = cls.attribute_values.get(attr)
-                if isinstance(assigned, cst.Call):
+                if type(assigned) is cst.Call:
                     return self._call_instance(self.instance_class(assigned, None, cls.enclosing))
                 if assigned is None and self.has_foreign_base(cls):
                     return Ref(METHOD, cls.qualname, attr, local=True)
                 return None
-            if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
+            if type(base) is cst.Call and type(base.func) is cst.Name and base.func.value == "super":
                 for parent in self.local_bases(cls):
                     found = self.find_method(parent, attr)
                     if found is not None:

@@ -195,48 +195,48 @@ class _Summarizer:
         def visit(node: cst.CSTNode) -> bool | None:
             if type(node) not in _SUMMARIZED:
                 return None
-            if isinstance(node, cst.FunctionDef):
+            if type(node) is cst.FunctionDef:
                 self._function(node, scope, function, owner_class, prefix)
                 return True
-            if isinstance(node, cst.ClassDef):
+            if type(node) is cst.ClassDef:
                 self._class(node, scope, prefix)
                 return True
             # A lambda inside a function is part of it (it sees the function's names), unless
             # it is compiled on its own.
-            if isinstance(node, cst.Lambda) and (function is None or id(node) in self.compiled_lambdas):
+            if type(node) is cst.Lambda and (function is None or id(node) in self.compiled_lambdas):
                 self._lambda(node, scope, function, owner_class, prefix)
                 return True
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 summary.calls.append((node, scope, function))
                 if function is not None:
                     function.calls.append(node)
                 if _is_compile_call(node) and node.args and isinstance(node.args[0].value, cst.Lambda):
                     self.compiled_lambdas.add(id(node.args[0].value))
-            elif isinstance(node, cst.Assign):
-                if function is None and len(node.targets) == 1 and isinstance(node.value, cst.Lambda):
+            elif type(node) is cst.Assign:
+                if function is None and len(node.targets) == 1 and type(node.value) is cst.Lambda:
                     target = node.targets[0].target
-                    if isinstance(target, cst.Name):
+                    if type(target) is cst.Name:
                         self.lambda_names[id(node.value)] = target.value
                 for target in node.targets:
                     self._bind_target(target.target, node.value, scope, function, single=len(node.targets) == 1)
                     if function is not None and function.name == "__init__" and function.owner_class is not None:
                         self._hold_arguments(target.target, node.value, function)
-            elif isinstance(node, cst.AnnAssign):
+            elif type(node) is cst.AnnAssign:
                 self._bind_target(node.target, node.value, scope, function, single=node.value is not None)
-            elif isinstance(node, cst.AugAssign):
+            elif type(node) is cst.AugAssign:
                 for name in _target_names(node.target):
                     scope.bind(name)
             elif isinstance(node, (cst.For, cst.CompFor)):
                 for name in _target_names(node.target):
                     scope.bind(name)
-            elif isinstance(node, cst.AsName):
+            elif type(node) is cst.AsName:
                 if isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
                     for name in _target_names(node.name):
                         scope.bind(name)
-            elif isinstance(node, cst.NamedExpr):
+            elif type(node) is cst.NamedExpr:
                 for name in _target_names(node.target):
                     scope.bind(name)
-            elif isinstance(node, cst.Import):
+            elif type(node) is cst.Import:
                 for alias in node.names:
                     full = alias.evaluated_name
                     if alias.asname is not None:
@@ -245,9 +245,9 @@ class _Summarizer:
                         head = full.split(".", 1)[0]
                         scope.imports[head] = head
                 return True
-            elif isinstance(node, cst.ImportFrom):
+            elif type(node) is cst.ImportFrom:
                 module = _import_module_name(node)
-                if isinstance(node.names, cst.ImportStar):
+                if type(node.names) is cst.ImportStar:
                     scope.star_imports.append(module)
                     return True
                 separator = "" if module.endswith(".") else "."
