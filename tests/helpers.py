@@ -3,10 +3,12 @@ a project of files on disk through the CLI."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,23 @@ def write(root: Path, files: dict[str, str]) -> None:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source).lstrip("\n"))
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_in_process(*args: str, cwd: Path) -> Ran:
+    """The `torchlint` command with ``args``, run in ``cwd`` in this process: the real
+    command and files, without the half second of imports a fresh process costs. Settings
+    from the environment are left out, as a test's own must be."""
+    unset = {name: None for name in os.environ if name.startswith("TORCHLINT_")}
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(cli, list(args), env=unset, catch_exceptions=False)
+    return Ran(result.exit_code, result.stdout, result.stderr)
 
 
 def check(*args: str) -> list[tuple[str, int, str]]:

@@ -15,7 +15,7 @@ import pytest
 from torchlint.diagnostic import Diagnostic, Edit, Fix, Location, Applicability
 from torchlint.fixing import apply_fixes
 
-from helpers import write
+from helpers import Ran, run_in_process, write
 
 MODEL = """\
 import torch
@@ -52,12 +52,8 @@ class Net(torch.nn.Module):
 """
 
 
-def torchlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "torchlint", "check", "--no-cache", *args],
-        cwd=cwd, capture_output=True, text=True, env=environment, timeout=120,
-    )
+def torchlint(*args: str, cwd: Path) -> Ran:
+    return run_in_process("check", "--no-cache", *args, cwd=cwd)
 
 
 @pytest.fixture
