@@ -3,7 +3,6 @@ a project of files on disk through the CLI."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -73,8 +72,12 @@ def run_in_process(*args: str, cwd: Path) -> Ran:
     command and files, without the half second of imports a fresh process costs. Settings
     from the environment are left out, as a test's own must be."""
     unset = {name: None for name in os.environ if name.startswith("TORCHLINT_")}
-    with contextlib.chdir(cwd):
+    before = os.getcwd()
+    os.chdir(cwd)  # contextlib.chdir is Python 3.11's; torchlint supports 3.10
+    try:
         result = CliRunner().invoke(cli, list(args), env=unset, catch_exceptions=False)
+    finally:
+        os.chdir(before)
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
