@@ -14,7 +14,7 @@ from torchlint.cli import cli
 from torchlint.config import Settings
 from torchlint.engine import ParserLimit, _syntax_error, lint_text
 from torchlint.diagnostic import Location
-from torchlint.positions import _spans, _spans_in_statements, locate, parse
+from torchlint.positions import _regenerated, _spans_in_statements, locate, parse
 from torchlint.suppression import find_directives
 
 ROOT = Path("/project")
@@ -180,7 +180,7 @@ def test_statements_regenerated_alone_are_placed_as_the_whole_module_places_them
     wanted = {id(node) for statement in defined for node in _every_node(statement)}
     alone = _spans_in_statements(parsed, wanted)
     assert alone is not None
-    whole = _spans(parsed.module, parsed.module, 0, wanted)
+    whole = _regenerated(parsed.module, parsed.module, wanted).spans
     assert {key: alone[key] for key in wanted if key in whole} == {key: whole[key] for key in wanted if key in whole}
 
 

@@ -102,7 +102,7 @@ class LineIndex:
         return self._starts[row]
 
     def location(self, offset: int) -> Location:
-        row = bisect.bisect_right(self._starts, offset) - 1
+        row = self.row_index(offset)
         return Location(row + 1, offset - self._starts[row] + 1 + self._shifts.get(row + 1, 0))
 
 
@@ -182,7 +182,7 @@ def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Loca
         return {}
     spans = _spans_in_statements(parsed, wanted)
     if spans is None or not wanted <= spans.keys():
-        spans = _spans(parsed.module, parsed.module, 0, wanted)
+        spans = _regenerated(parsed.module, parsed.module, wanted).spans
     index = parsed.lines
     return {
         key: (index.location(start), index.location(end))
@@ -191,16 +191,15 @@ def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Loca
     }
 
 
-def _spans(module: cst.Module, node: cst.CSTNode, offset: int, wanted: set[int]) -> dict[int, tuple[int, int]]:
-    """The offsets of the ``wanted`` nodes within ``node``'s code, which starts at ``offset``."""
+def _regenerated(module: cst.Module, node: cst.CSTNode, wanted: set[int]) -> _OffsetTrackingState:
+    """``node``'s code regenerated (its tokens), with the offsets of the ``wanted`` nodes in it."""
     state = _OffsetTrackingState(
         default_indent=module.default_indent,
         default_newline=module.default_newline,
-        offset=offset,
         targets=set(wanted),
     )
     node._codegen(state)
-    return state.spans
+    return state
 
 
 def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
@@ -210,24 +209,20 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
     module = parsed.module
     spans: dict[int, tuple[int, int]] = {}
     left = set(wanted)
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for statement in module.body:
-        header = _header_pattern(statement)
+        header = _header(statement)
         if header is not None:
             # The how-manieth top-level statement with this header: a name defined twice.
-            seen[header.pattern] = occurrence = seen.get(header.pattern, 0) + 1
+            seen[header] = occurrence = seen.get(header, 0) + 1
         if not left:
             break
         if not _holds(statement, left):
             continue
         if header is None:
             return None
-        state = _OffsetTrackingState(
-            default_indent=module.default_indent, default_newline=module.default_newline, targets=set(wanted)
-        )
-        statement._codegen(state)
-        regenerated = "".join(state.tokens)
-        start = _place(parsed, regenerated, header, occurrence)
+        state = _regenerated(module, statement, wanted)
+        start = _place(parsed, "".join(state.tokens), _header_pattern(header), occurrence)
         if start is None:
             return None
         spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
@@ -235,13 +230,19 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
     return spans
 
 
-def _header_pattern(statement: cst.BaseStatement) -> re.Pattern | None:
+def _header(statement: cst.BaseStatement) -> tuple[str, str] | None:
+    """(keyword, as a pattern; name) of a top-level `def` or `class`."""
     if isinstance(statement, cst.FunctionDef):
-        keyword = "def" if statement.asynchronous is None else r"async[ \t]+def"
-        return re.compile(rf"^{keyword}[ \t]+{re.escape(statement.name.value)}\b", re.M)
+        return ("def" if statement.asynchronous is None else r"async[ \t]+def", statement.name.value)
     if isinstance(statement, cst.ClassDef):
-        return re.compile(rf"^class[ \t]+{re.escape(statement.name.value)}\b", re.M)
+        return ("class", statement.name.value)
     return None
+
+
+def _header_pattern(header: tuple[str, str]) -> re.Pattern:
+    """The header at the start of a line: what no other line of code starts with."""
+    keyword, name = header
+    return re.compile(rf"^{keyword}[ \t]+{re.escape(name)}\b", re.M)
 
 
 def _place(parsed: Parsed, regenerated: str, header: re.Pattern, occurrence: int) -> int | None:
