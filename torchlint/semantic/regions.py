@@ -325,23 +325,19 @@ class _Index:
         from_project = self.module_classes.get(info.qualname)
         if from_project is not None:
             return from_project
-        unresolved = []
         for base in info.bases:
             local = self.local_class(base, info.enclosing)
             if local is not None:
                 if self._module_reason(local, seen | {info}) is not None:
                     return f"subclass of {local.qualname}, an nn.Module"
-                # What the base here derives from may still make a module of it
-                # (`LlamaModel(LlamaPreTrainedModel)`, `LlamaPreTrainedModel(PreTrainedModel)`).
-                unresolved.extend(self._unseen_bases(local, seen | {info}))
                 continue
             name = self.project_name(base, info.enclosing)
             if name is not None and (name == "torch.nn.Module" or name.startswith("torch.nn.")):
                 return f"subclass of {name}"
-            if name is None or not name.startswith(_NOT_MODULE_PREFIXES):
-                unresolved.append(name or "?")
-        # A base from another package that we cannot see, and a `forward` of its own:
-        # nearly always an nn.Module in model code.
+        # A base from another package that we cannot see, directly or through a base here
+        # (`LlamaModel(LlamaPreTrainedModel)`, `LlamaPreTrainedModel(PreTrainedModel)`), and
+        # a `forward` of its own: nearly always an nn.Module in model code.
+        unresolved = self._unseen_bases(info, seen)
         if unresolved and "forward" in info.methods and not unresolved[0].startswith("torch."):
             return f"defines forward() and derives from {unresolved[0]}"
         return None
