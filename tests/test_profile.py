@@ -75,3 +75,34 @@ def test_a_rule_applies_to_the_releases_it_names():
     assert FixedIn213.applies_to((2, 11)) and FixedIn213.applies_to((2, 4))
     assert not FixedIn213.applies_to((2, 13)) and not FixedIn213.applies_to((2, 3))
     assert FixedIn213.applies_to(None)
+
+
+def _version_seen_with(path_entries: list[Path]) -> str:
+    """`installed_torch_version()` in a fresh Python whose `sys.path` starts with ``path_entries``."""
+    script = (
+        f"import sys; sys.path[:0] = {[str(p) for p in path_entries]!r}; "
+        "from torchlint.profile import installed_torch_version; print(installed_torch_version())"
+    )
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_first_path_entry_holding_torch_metadata_gives_the_version(tmp_path):
+    wheel = tmp_path / "wheel"
+    (wheel / "torch-9.1.0+cu130.dist-info").mkdir(parents=True)
+    (wheel / "torch-9.1.0+cu130.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 9.1.0+cu130\n\nbody\n")
+    (wheel / "torchvision-0.99.0.dist-info").mkdir()
+    (wheel / "torchvision-0.99.0.dist-info" / "METADATA").write_text("Name: torchvision\nVersion: 0.99.0\n")
+    develop = tmp_path / "develop"
+    (develop / "torch.egg-info").mkdir(parents=True)
+    (develop / "torch.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 3.4.0a0+git1234\n")
+    assert _version_seen_with([wheel, develop]) == "(9, 1)"
+    assert _version_seen_with([develop, wheel]) == "(3, 4)"
+
+
+def test_a_metadata_folder_without_a_version_is_passed_over(tmp_path):
+    broken = tmp_path / "broken"
+    (broken / "torch-1.0.0.dist-info").mkdir(parents=True)
+    later = tmp_path / "later"
+    (later / "torch-7.2.0.dist-info").mkdir(parents=True)
+    (later / "torch-7.2.0.dist-info" / "METADATA").write_text("Name: torch\nVersion: 7.2.0\n")
+    assert _version_seen_with([broken, later]) == "(7, 2)"
