@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -18,6 +17,9 @@ os.umask(_UMASK)
 @contextlib.contextmanager
 def atomic_file(path: Path, mode: int | None = None) -> Iterator[BinaryIO]:
     """``mode``: the new file's permission bits (default: an ordinary file's, not mkstemp's 0600)."""
+    # Imported here: a run that writes nothing need not pay for it.
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:

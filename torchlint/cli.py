@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections import Counter
@@ -46,8 +45,9 @@ def cli() -> None:
 
 def main() -> None:
     """The console entry point: never a traceback, always an exit code."""
-    from torchlint.workers import stop_on_signals
+    from torchlint.workers import stop_on_signals, tune_collector
 
+    tune_collector()
     stop_on_signals()
     try:
         cli()
@@ -321,6 +321,13 @@ def _report_diff(fixed, cwd: Path) -> None:
     sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
 
 
+def _as_json(value: object) -> str:
+    # Imported here: the usual run prints text.
+    import json
+
+    return json.dumps(value, indent=2) + "\n"
+
+
 def _statistics(diagnostics, output_format: str) -> str:
     counts = Counter(d.code for d in diagnostics)
     rows = []
@@ -328,7 +335,7 @@ def _statistics(diagnostics, output_format: str) -> str:
         rule = rule_by_code(code)
         rows.append({"code": code, "name": rule.name if rule else "", "count": count})
     if output_format == "json":
-        return json.dumps(rows, indent=2) + "\n"
+        return _as_json(rows)
     width = max((len(str(row["count"])) for row in rows), default=1)
     return "".join(f"{row['count']:>{width}}\t{row['code']}\t{row['name']}\n" for row in rows)
 
@@ -399,7 +406,7 @@ def list_rules(output_format: str) -> None:
             }
             for rule in rules
         ]
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(_as_json(payload), nl=False)
         return
     for rule in rules:
         gb = ", ".join(rule.gb_ids) or "-"
@@ -500,13 +507,13 @@ def verify_command(
     if fix:
         from torchlint.verify import fix_report
 
-        report = json.dumps(fix_report.as_json(fixed), indent=2) + "\n" if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
+        report = _as_json(fix_report.as_json(fixed)) if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
         _write_report(report, output_file)
         sys.exit(fixed.exit_code)
     from torchlint.verify.report import as_json, as_text
 
     if output_format == "json":
-        report = json.dumps(as_json(comparison, settings), indent=2) + "\n"
+        report = _as_json(as_json(comparison, settings))
     else:
         report = as_text(comparison, settings, Path.cwd())
     _write_report(report, output_file)

@@ -14,11 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 CONFIG_FILENAMES = ("torchlint.toml", "pyproject.toml")
 
 
@@ -120,6 +115,12 @@ _KEYS = {
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    # Imported here: most folders have no configuration file to read.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
@@ -189,28 +190,30 @@ class ConfigResolver:
     overrides: CliOverrides = field(default_factory=CliOverrides)
     explicit: Path | None = None
     cwd: Path = field(default_factory=lambda: Path.cwd())
-    _by_directory: dict[Path, Settings] = field(default_factory=dict)
+    # Folders as strings: a project run looks up every folder it reads, and pathlib's
+    # objects cost more than the lookups.
+    _by_directory: dict[str, Settings] = field(default_factory=dict)
     _fixed: Settings | None = None
 
     def __post_init__(self) -> None:
         if self.explicit is not None:
             self._fixed = self.overrides.apply(load_config(self.explicit))
 
-    def for_path(self, path: Path) -> Settings:
+    def for_path(self, path: str | Path) -> Settings:
         if self._fixed is not None:
             return self._fixed
-        directory = Path(os.path.abspath(path))
-        if not directory.is_dir():
-            directory = directory.parent
+        directory = os.path.abspath(path)
+        if not os.path.isdir(directory):
+            directory = os.path.dirname(directory)
         return self._for_directory(directory)
 
-    def _for_directory(self, directory: Path) -> Settings:
+    def _for_directory(self, directory: str) -> Settings:
         cached = self._by_directory.get(directory)
         if cached is not None:
             return cached
         settings = self._settings_in(directory)
         if settings is None:
-            parent = directory.parent
+            parent = os.path.dirname(directory)
             if parent == directory:
                 settings = self.overrides.apply(Settings(root=self.cwd))
             else:
@@ -218,16 +221,13 @@ class ConfigResolver:
         self._by_directory[directory] = settings
         return settings
 
-    def _settings_in(self, directory: Path) -> Settings | None:
+    def _settings_in(self, directory: str) -> Settings | None:
         for name in CONFIG_FILENAMES:
-            candidate = directory / name
-            try:
-                exists = candidate.is_file()
-            except OSError:  # a folder we may not look into has no config we can use
-                exists = False
-            if exists:
-                found = _torchlint_table(candidate)
+            candidate = os.path.join(directory, name)
+            # False too for a folder we may not look into: it has no config we can use.
+            if os.path.isfile(candidate):
+                found = _torchlint_table(Path(candidate))
                 if found is not None:
                     table, where = found
-                    return self.overrides.apply(settings_from_table(table, directory, where, candidate))
+                    return self.overrides.apply(settings_from_table(table, Path(directory), where, Path(candidate)))
         return None

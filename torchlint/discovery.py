@@ -14,14 +14,14 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
-
-from pathspec import GitIgnoreSpec
-from pathspec.pattern import Pattern
+from typing import TYPE_CHECKING, NamedTuple
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import FileError
 from torchlint.source import not_a_regular_file, os_error_cause
+
+if TYPE_CHECKING:
+    from pathspec.pattern import Pattern
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -102,6 +102,9 @@ class _Rule(NamedTuple):
 
 
 def _parse(lines: Sequence[str]) -> list[Pattern]:
+    # Imported here: a run on a few files of a known project reads no ignore file.
+    from pathspec import GitIgnoreSpec
+
     try:
         return list(GitIgnoreSpec.from_lines(lines).patterns)
     except (ValueError, re.error):

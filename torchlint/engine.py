@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 import libcst as cst
-import pathspec
 
 from torchlint.checker import Checker
 from torchlint.config import Settings
@@ -31,6 +31,9 @@ from torchlint.semantic.regions import FileGraph, RegionLine, compiled_regions
 from torchlint.semantic.summary import summarize
 from torchlint.suppression import apply_suppressions, find_directives
 
+if TYPE_CHECKING:
+    import pathspec
+
 
 @lru_cache(maxsize=64)
 def codes_for(settings: Settings) -> frozenset[str]:
@@ -39,6 +42,9 @@ def codes_for(settings: Settings) -> frozenset[str]:
 
 @lru_cache(maxsize=64)
 def _per_file_specs(settings: Settings) -> tuple[tuple[pathspec.PathSpec, tuple[str, ...]], ...]:
+    # Imported here: most projects set no per-file-ignores.
+    import pathspec
+
     return tuple(
         (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
         for pattern, codes in settings.per_file_ignores

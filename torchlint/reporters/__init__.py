@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,9 @@ from pathlib import Path
 from torchlint.diagnostic import Diagnostic
 from torchlint.rules.base import Rule
 
-FORMATS = ("concise", "full", "json", "github", "sarif")
+# format -> the module that renders it
+_MODULES = {"concise": "concise", "full": "full", "json": "json_", "github": "github", "sarif": "sarif"}
+FORMATS = tuple(_MODULES)
 
 
 @dataclass(frozen=True)
@@ -33,21 +36,14 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> s
     output ends with a newline.
     """
     try:
-        renderer = _renderers()[fmt]
+        renderer = _renderer(fmt)
     except KeyError:
         expected = ", ".join(FORMATS)
         raise ValueError(f"unknown output format {fmt!r}; expected one of {expected}") from None
     return renderer(list(diagnostics), ctx)
 
 
-def _renderers() -> dict[str, Callable[[list[Diagnostic], ReportContext], str]]:
-    # Imported here because the format modules import helpers from this package.
-    from torchlint.reporters import concise, full, github, json_, sarif
-
-    return {
-        "concise": concise.render,
-        "full": full.render,
-        "json": json_.render,
-        "github": github.render,
-        "sarif": sarif.render,
-    }
+def _renderer(fmt: str) -> Callable[[list[Diagnostic], ReportContext], str]:
+    """KeyError for an unknown format."""
+    # Only the format asked for is imported: a run pays for no other.
+    return importlib.import_module(f"torchlint.reporters.{_MODULES[fmt]}").render
