@@ -82,6 +82,16 @@ FIXED = [
         "y = y / torch.tensor(self.temperatures, device=level.device)[level.reshape(1)].squeeze(0)\n",
         UNSAFE,
     ),
+    # TL401: the rows of nonzero() counted, where only the count is used, in tensor arithmetic
+    ("TL401", "y = y / y.nonzero().shape[0]\n", "y = y / y.count_nonzero()\n", UNSAFE),
+    ("TL401", "n = torch.nonzero(y > 0).size(0)\ny = y * n\n", "n = torch.count_nonzero(y > 0)\ny = y * n\n", UNSAFE),
+    ("TL401", "y = y + len(torch.argwhere(y)) * y\n", "y = y + torch.count_nonzero(y) * y\n", UNSAFE),
+    (
+        "TL401",
+        "active = torch.nonzero(y)\ny = y.sum() / active.shape[0] + y / (1 + len(active))\n",
+        "active = torch.count_nonzero(y)\ny = y.sum() / active + y / (1 + active)\n",
+        UNSAFE,
+    ),
     # TL406: the total written in the code; a buffer's total is unsafe
     (
         "TL406",
@@ -144,6 +154,12 @@ NOT_FIXED = [
     ("TL303", "n = int(y.argmax())\ny += 1\ny = y * n\n"),
     ("TL303", "y = y / max(float(y.norm()), 1e-6)\n"),
     ("TL303", "flag = bool(y.sum() > 0)\ny = y * flag\n"),
+    # the indices used, or the count where Python needs an int
+    ("TL401", "idx = y.nonzero()\ny = y * idx.shape[0] + idx.sum()\n"),
+    ("TL401", "n = y.nonzero().shape[0]\ny = y[:n]\n"),
+    ("TL401", "y = y * torch.nonzero(y, as_tuple=False).shape[0]\n"),
+    ("TL401", "y = y * y.nonzero().shape[1]\n"),
+    ("TL401", "active = y.nonzero()\nactive = y.argwhere()\ny = y / active.shape[0]\n"),
     # a write, a boolean 0-d index, an index of two parts
     ("TL305", "table[y.argmax()] = 0\n"),
     ("TL305", "y = table[(y > 0).max()] * y\n"),

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, report_dynamic_op
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.value_fixes import rows_counted
 
 _OPS = frozenset({"nonzero", "argwhere"})
 
@@ -14,11 +16,12 @@ class Nonzero(Rule):
     name = "nonzero"
     message = "`nonzero()` has an output size that depends on the data, which breaks the graph"
     suggestion = f"keep a fixed shape: a mask with `torch.where(mask, x, 0)`, `count_nonzero`, {CAPTURE_HINT}"
+    fixes = (Applicability.UNSAFE,)
     gb_ids = ("GB0036",)
     gb_types = ("Dynamic shape operator",)
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
-        report_dynamic_op(type(self), node, _OPS, ctx)
+        report_dynamic_op(type(self), node, _OPS, ctx, rows_counted)
 
     invalid = (
         """

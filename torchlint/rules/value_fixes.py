@@ -12,7 +12,7 @@ from torchlint.cst_walk import children, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import integer_valued, keyword, positional
 from torchlint.rules.context import RuleContext
-from torchlint.rules.fixes import FixPlan, binds_torch, replace_node
+from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, replace_node
 from torchlint.semantic.kind_vocabulary import Kind
 
 SAFE, UNSAFE, DISPLAY_ONLY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY
@@ -302,6 +302,89 @@ def list_as_tensor(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
         f"[{index_code}.reshape(1)].squeeze(0)"
     )
     return replace_node(node, rewritten, "Look the number up in a tensor", UNSAFE)
+
+
+# -- TL401: the rows of nonzero() counted instead ------------------------------------------------
+
+_INDEX_OPS = {"torch.nonzero": "nonzero", "torch.argwhere": "argwhere"}
+
+
+def _zero(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Integer and node.value == "0"
+
+
+def _row_count(node: cst.CSTNode, parents: dict[int, cst.CSTNode], ctx: RuleContext) -> cst.BaseExpression | None:
+    """The expression around ``node`` that takes its number of rows (`node.shape[0]`,
+    `node.size(0)`, `len(node)`); None where ``node`` is used otherwise."""
+    parent = parents.get(id(node))
+    outer = parents.get(id(parent))
+    if type(parent) is cst.Attribute and parent.value is node:
+        if (
+            parent.attr.value == "shape" and type(outer) is cst.Subscript and outer.value is parent
+            and len(outer.slice) == 1 and type(outer.slice[0].slice) is cst.Index and _zero(outer.slice[0].slice.value)
+        ):
+            return outer
+        if (
+            parent.attr.value == "size" and type(outer) is cst.Call and outer.func is parent
+            and len(outer.args) == 1 and outer.args[0].keyword is None and _zero(outer.args[0].value)
+        ):
+            return outer
+    if (
+        type(parent) is cst.Arg and not parent.star and parent.keyword is None and type(outer) is cst.Call
+        and len(outer.args) == 1 and ctx.qualified_name(outer.func) == "builtins.len"
+    ):
+        return outer
+    return None
+
+
+def _counted(call: cst.Call, ctx: RuleContext) -> tuple[str, str] | None:
+    """The op's name and `t.count_nonzero()` (or `torch.count_nonzero(t)`, as the call is
+    spelled) for `t.nonzero()` or `torch.nonzero(t)` with no other argument."""
+    func, module = call.func, ctx.summary.module
+    if type(func) is not cst.Attribute:
+        return None
+    op = _INDEX_OPS.get(ctx.qualified_name(func) or "")
+    if op is not None and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+        return op, f"{module.code_for_node(func.value)}.count_nonzero({module.code_for_node(call.args[0].value)})"
+    if func.attr.value in _INDEX_OPS.values() and not call.args and ctx.is_tensor(func.value):
+        return func.attr.value, f"{_atom(func.value, module)}.count_nonzero()"
+    return None
+
+
+def rows_counted(call: cst.Call, ctx: RuleContext) -> FixPlan | None:
+    """`t.nonzero().shape[0]` (`.size(0)`, `len(...)`; `argwhere` too) -> `t.count_nonzero()`,
+    where every use of the count is tensor arithmetic; also through a name that holds the
+    indices only to count them (`idx = torch.nonzero(t)`, then `x / idx.shape[0]`). Unsafe,
+    as TL301's fix is: the count is a 0-d tensor. See the TL401 page."""
+    parents = _parents(ctx)
+    counted = _counted(call, ctx)
+    if parents is None or counted is None:
+        return None
+    op, code = counted
+    message = f"Count with `count_nonzero()` instead of taking the rows of `{op}()`"
+    module = ctx.summary.module
+    count = _row_count(call, parents, ctx)
+    if count is not None:
+        if "#" in module.code_for_node(count) or not only_tensor_arithmetic(count, None, ctx):
+            return None
+        return replace_node(count, code, message, UNSAFE)
+    assign = parents.get(id(call))
+    if not (
+        type(assign) is cst.Assign and assign.value is call and len(assign.targets) == 1
+        and type(assign.targets[0].target) is cst.Name
+    ):
+        return None
+    target = assign.targets[0].target
+    uses = [name for name in _references(ctx.function.node, target.value, parents) if name is not target]
+    counts = [_row_count(use, parents, ctx) for use in uses]
+    # Any other use, or binding, of the name keeps the indices.
+    if not counts or any(
+        found is None or "#" in module.code_for_node(found) or not only_tensor_arithmetic(found, None, ctx)
+        for found in counts
+    ):
+        return None
+    edits = (NodeEdit(call, as_content(code)), *(NodeEdit(found, as_content(target.value)) for found in counts))
+    return FixPlan(message, UNSAFE, edits)
 
 
 # -- TL406: repeat_interleave's output size -----------------------------------------------------
