@@ -334,6 +334,45 @@ def test_a_check_that_only_reports_runs_in_eager_mode_whole(project: Path) -> No
     assert (project / "model.py").read_text() == CHECK_IN_EAGER_MODE
 
 
+RAISES = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        y = x * 2
+        if torch.isnan(y).any():
+            raise ValueError("nan in the activations")
+        if (y > 100).all():
+            raise OverflowError
+        if y.min() < -1e9:
+            raise ValueError(f"too small: {y.min()}")
+        return y
+"""
+
+RAISES_ON_THE_DEVICE = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        y = x * 2
+        torch._assert_async(torch.logical_not(torch.isnan(y).any()), "nan in the activations")
+        torch._assert_async(torch.logical_not((y > 100).all()), "OverflowError")
+        if not torch.compiler.is_compiling():
+            if y.min() < -1e9:
+                raise ValueError(f"too small: {y.min()}")
+        return y
+"""
+
+
+def test_a_check_that_only_raises_a_constant_message_is_checked_on_the_device(project: Path) -> None:
+    # A message formatted from the tensor cannot go to the device: that check runs in eager mode.
+    write(project, {"model.py": RAISES})
+    assert torchlint("model.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "model.py").read_text() == RAISES_ON_THE_DEVICE
+
+
 def test_a_check_that_also_assigns_is_not_moved(project: Path) -> None:
     source = CHECK.replace('            warnings.warn("negative values")\n', '            y = y.abs()\n')
     write(project, {"model.py": source})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from test_fix import CHECK
+from test_fix import CHECK, RAISES
 from torchlint.config import Settings
 from torchlint.engine import lint_text
 from torchlint.fixing import fix_text
@@ -32,3 +32,17 @@ def test_a_check_run_in_eager_mode_only_compiles_whole():
     compiled = torch.compile(fixed, backend="eager", fullgraph=True)
     x = torch.rand(4, 3)
     torch.testing.assert_close(compiled(x, pad=2), original(x, pad=2))
+
+
+@pytest.mark.dynamo
+def test_a_check_on_the_device_compiles_whole_and_still_fails():
+    import torch
+
+    namespace: dict = {}
+    exec(compile(_fixed(RAISES), "model.py", "exec"), namespace)
+    fixed = namespace["Net"]()
+    compiled = torch.compile(fixed, backend="eager", fullgraph=True)
+    x = torch.rand(4, 3)
+    torch.testing.assert_close(compiled(x), x * 2)
+    with pytest.raises(RuntimeError):
+        compiled(torch.full((4, 3), float("nan")))

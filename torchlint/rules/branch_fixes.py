@@ -96,6 +96,47 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
     return FixPlan("Pick with `torch.where`", Applicability.UNSAFE, (NodeEdit(statement, rewritten), *removed))
 
 
+def _raised_message(raised: cst.Raise, module: cst.Module) -> str | None:
+    """The code of a `raise`'s message as a constant string: `"negative"` for `raise
+    ValueError("negative")`, `"ValueError"` for `raise ValueError` or `ValueError()`; None
+    for any other message, or an exception it does not make itself."""
+    exc = raised.exc
+    if isinstance(exc, cst.Call) and type(exc.func) in (cst.Name, cst.Attribute):
+        if not exc.args:
+            return f'"{module.code_for_node(exc.func)}"'
+        [argument] = exc.args if len(exc.args) == 1 else [None]
+        if argument is None or argument.keyword is not None or argument.star:
+            return None
+        message = argument.value
+        if type(message) is cst.SimpleString and "b" not in message.prefix.lower():
+            return module.code_for_node(message)
+        if type(message) is cst.FormattedString and not any(
+            type(part) is cst.FormattedStringExpression for part in message.parts
+        ):
+            return module.code_for_node(message)[1:]  # `f"text"` with nothing to format
+        return None
+    if type(exc) in (cst.Name, cst.Attribute):
+        return f'"{module.code_for_node(exc)}"'
+    return None
+
+
+def assert_for_raise(statement: cst.If, module: cst.Module) -> FixPlan | None:
+    """`if c: raise E("message")` -> `torch._assert_async(torch.logical_not(c), "message")`,
+    for a boolean tensor `c`: the check stays in the graph and runs on the device. Unsafe: a
+    failed check raises a `RuntimeError` instead of `E` (on a GPU, when the device gets to
+    it). None unless the `if` has no `else` and its body is that one `raise` of a constant
+    message, nothing but the statement's code is lost (no comments), and `torch` is imported."""
+    raised = _sole_statement(statement.body)
+    if statement.orelse is not None or not isinstance(raised, cst.Raise) or raised.cause is not None:
+        return None
+    message = _raised_message(raised, module)
+    if message is None or "#" in module.code_for_node(statement) or not binds_torch(module):
+        return None
+    test = module.code_for_node(statement.test)
+    rewritten = f"torch._assert_async(torch.logical_not({test}), {message})"
+    return replace_node(statement, rewritten, "Check on the device with `torch._assert_async`", Applicability.UNSAFE)
+
+
 def _after(block: cst.IndentedBlock, statement: cst.CSTNode) -> cst.BaseStatement | None:
     body = list(block.body)
     at = next(index for index, line in enumerate(body) if line is statement)

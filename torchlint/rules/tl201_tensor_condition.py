@@ -8,7 +8,14 @@ from torchlint.cst_walk import walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules.base import Rule
-from torchlint.rules.branch_fixes import cond_skeleton, number_literal, where_for_if, where_for_return, where_for_ternary
+from torchlint.rules.branch_fixes import (
+    assert_for_raise,
+    cond_skeleton,
+    number_literal,
+    where_for_if,
+    where_for_return,
+    where_for_ternary,
+)
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, enclosing_block, guard_statement
 from torchlint.rules.tl102_logging import is_logger
@@ -196,6 +203,7 @@ class TensorCondition(Rule):
             return (
                 where_for_if(node, module, _bound(ctx), takes)
                 or where_for_return(node, module, function.node, takes)
+                or assert_for_raise(node, module)
                 or _eager_check(node, ctx)
                 or cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
                     value, lambda call: _torch_computation(call, ctx), reads_items=True))
