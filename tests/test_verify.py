@@ -322,6 +322,35 @@ def test_inductor_backend_compares_outputs_with_eager(verify_pool, tmp_path):
 
 @needs_torch
 @pytest.mark.dynamo
+def test_numpy_outputs_are_compared_by_value(verify_pool, tmp_path):
+    # An agent's `predict` returns numpy actions: equal arrays match, and an array that
+    # differs does not.
+    write(
+        tmp_path / "model.py",
+        """\
+        import numpy as np
+        import torch
+
+
+        def act(x: torch.Tensor):
+            return (x * 2).numpy(), None
+
+
+        def drifts(x: torch.Tensor):
+            return np.array([1.0, 2.0]) + float(torch.compiler.is_compiling())
+
+
+        def torchlint_targets():
+            return {"act": (act, (torch.ones(3),)), "drifts": (drifts, (torch.ones(1),))}
+        """,
+    )
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
+    matched = {target["id"].rpartition("::")[2]: target["outputs_match"] for target in report["targets"]}
+    assert matched == {"act": True, "drifts": False}
+
+
+@needs_torch
+@pytest.mark.dynamo
 def test_cuda_asked_for_without_cuda_is_a_clear_error(verify_pool):
     with verify_pool.worker() as worker:
         if worker.has_cuda:
