@@ -2,7 +2,7 @@
 fixes, remove per library, every output they change, and every fix that left its break.
 
     python bench/bench_fix.py [--library NAME] [--jobs N] [--timeout S] [--cache-dir DIR]
-                              [--truth PATH] [--json PATH]
+                              [--truth PATH] [--json PATH] [--attribute]
 
 The fixes are worked out as `bench_verify.py` lints: the measured files that ran or broke in the
 recorded truth, with the entry points the targets declare. Each set of fixes (safe; safe plus
@@ -11,11 +11,16 @@ imported before the installed site; the targets of every library whose recorded 
 changed file run again on the copy, after a fresh run on the original code that keeps each
 target's eager output to compare with. Libraries whose code no fix changed keep their recorded
 breaks and run nothing.
+
+With `--attribute`, each target whose output safe plus unsafe fixes changed runs again once per
+rule whose fixes touched the code it ran, with that rule's fixes alone: the rules that change the
+output by themselves are named in the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import sys
@@ -30,6 +35,7 @@ from _install import install
 from _score import files_to_lint, lint_work
 from _truth import Truth, TruthError, load, record
 from bench_verify import TRUTH, _check_declarations, _selected
+from torchlint.config import Settings
 from torchlint.fixing import FixRun, fix_files
 from torchlint.line_map import original_line
 from torchlint.verify.fixed_copy import make_copy
@@ -61,6 +67,41 @@ def _runs_code(records: dict[str, dict], files: set[str]) -> bool:
     return any(file in files for r in records.values() for file in r["executed"])
 
 
+def _one_rule(work: list[tuple[Path, Settings]], code: str) -> list[tuple[Path, Settings]]:
+    """``work`` with rule ``code`` alone selected: its fixes and no other's."""
+    return [(path, dataclasses.replace(settings, select=(code,), extend_select=(), ignore=())) for path, settings in work]
+
+
+def _attribute(
+    library: Library, fresh: Truth, variant: Variant, work: list, site: Path, measured: set[str], options, folder: Path,
+    outputs: Path, copies: dict[str, Path | None],
+) -> dict[str, list[str]]:
+    """target -> the rules whose fixes, each applied alone, change its output, for the targets of
+    ``library`` whose output ``variant`` changed. ``copies``: rule -> the fixed copy of its fixes
+    alone (None: they change nothing), shared by the libraries."""
+    changed = [n for n in sorted(fresh.targets) if _output(fresh.targets[n], variant.after[n]) == "changed"]
+    executed = {file for n in changed for file in fresh.targets[n]["executed"]}
+    codes = sorted({
+        code for path, found in variant.fixes.applied.items()
+        if Path(path).relative_to(site).as_posix() in executed for _, code in found
+    })
+    blamed: dict[str, list[str]] = {n: [] for n in changed}
+    for code in codes:
+        if code not in copies:
+            alone = fix_files(_one_rule(work, code), unsafe=True)
+            texts = {path: text for path, (_, text) in alone.changed.items()}
+            copies[code] = make_copy(texts, [], folder / f"only-{code}").roots[site] if texts else None
+        if copies[code] is None:
+            continue
+        run = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None, only=changed,
+                     overlay=copies[code],
+                     extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+        for name in changed:
+            if _output(fresh.targets[name], run.targets[name]) in ("changed", "fails after"):
+                blamed[name].append(code)
+    return blamed
+
+
 def measure(options, corpus: list[Library], libraries: list[Library], site: Path, truth: Truth) -> dict:
     compiles = _check_declarations(libraries, site)
     recorded = {name: truth.targets.get(name) for name in compiles}
@@ -79,6 +120,8 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
     measured = {package for library in corpus for package in library.packages}
     by_library = {l.name: {n: r for n, r in recorded.items() if r["library"] == l.name} for l in libraries}
     before: dict[str, dict] = {}
+    attribution: dict[str, list[str]] = {}
+    alone: dict[str, Path | None] = {}
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-fix-") as temporary:
         folder = Path(temporary).resolve()
         outputs = folder / "outputs"
@@ -120,7 +163,12 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
                     continue
                 variant.after.update(fixed.targets)
                 seconds[f"{library.name} {variant.name}"] = time.perf_counter() - step
-    return {"before": before, "variants": variants, "seconds": seconds, "recorded": recorded}
+            if options.attribute and "safe+unsafe" in touched:
+                step = time.perf_counter()
+                attribution.update(_attribute(library, fresh, variants["safe+unsafe"], work, site, measured, options,
+                                              folder, outputs, alone))
+                seconds[f"{library.name} attribution"] = time.perf_counter() - step
+    return {"before": before, "variants": variants, "seconds": seconds, "recorded": recorded, "attribution": attribution}
 
 
 # -- the figures -----------------------------------------------------------------------
@@ -196,7 +244,7 @@ def figures(result: dict, libraries: list[Library], site: Path) -> dict:
             "outputs": {n: o for n in sorted(before) if (o := _output(before[n], variant.after[n])) != "same"},
             "fix_errors": [{"file": e.path, "message": e.message} for e in variant.fixes.errors],
         }
-    return {"rows": rows, "lists": lists}
+    return {"rows": rows, "lists": lists, "attribution": result["attribution"]}
 
 
 def _packages(libraries: list[Library], names: set[str]) -> set[str]:
@@ -238,6 +286,10 @@ def report(figs: dict, libraries: list[Library], torch_version: str | None) -> s
         out += [f"{name}: outputs not the same after the fixes:"]
         out += [f"  {target}: {what}" for target, what in lists["outputs"].items()] or ["  none"]
         out += [f"  fixes dropped: {e['file']}: {e['message']}" for e in lists["fix_errors"]]
+    if figs["attribution"]:
+        out += ["", "outputs changed by safe plus unsafe fixes, and the rules whose fixes alone change them:"]
+        out += [f"  {target}: {', '.join(codes) or 'none alone (only together)'}"
+                for target, codes in sorted(figs["attribution"].items())]
     return "\n".join(out)
 
 
@@ -249,6 +301,8 @@ def main() -> None:
     parser.add_argument("--cache-dir", metavar="DIR", help="the install is in DIR/site (default ~/.cache/torchlint-bench)")
     parser.add_argument("--truth", type=Path, default=TRUTH, help=f"the recorded truth (default {TRUTH.relative_to(BENCH.parent)})")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures and lists to this file")
+    parser.add_argument("--attribute", action="store_true",
+                        help="name the rules whose fixes alone change each output that changed")
     options = parser.parse_args()
 
     started = time.perf_counter()
