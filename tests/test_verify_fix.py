@@ -196,3 +196,33 @@ def test_a_fix_that_changes_the_output_is_an_error(verify_pool, tmp_path):
     assert report["summary"]["output_changes"] == 1 and report["targets"][0]["output_error"] is True
     assert report["fixes"] == [{"file": str((tmp_path / "model.py").resolve()), "line": 8, "code": "TL201"}]
     assert (tmp_path / "model.py").read_bytes() == original
+
+
+# A print the fix guards, and an output that no run reproduces: an object equal only to itself
+# (its class importable, so the saved output loads again).
+OWN_RESULT = """\
+    import torch
+    from torch import nn
+
+    from results import Result
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            print("x", x.shape)
+            return Result(x * 2)
+
+
+    def torchlint_targets():
+        return {"net": (Net(), (torch.ones(3),))}
+"""
+
+
+@pytest.mark.dynamo
+def test_an_output_the_unfixed_code_does_not_reproduce_is_not_compared(verify_pool, tmp_path):
+    write(tmp_path / "results.py", "class Result:\n    def __init__(self, value):\n        self.value = value\n")
+    write(tmp_path / "model.py", OWN_RESULT)
+    result = verify_fix(verify_pool, "--unsafe-fixes", "model.py", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert f"{'model.py::net':<52} {1:>6} {0:>5}  {'not compared':<12} TL101" in result.stdout
+    assert "does not give its first output" in result.stdout

@@ -61,7 +61,9 @@ class TargetFix:
         # Compiled output that differed from eager before the fixes (inductor's numerics)
         # is no change of the fixes' making.
         compiled_changed = not against["compiled"] and self.before.get("outputs_match") is not False
-        return CHANGED if not against["eager"] or compiled_changed else SAME
+        if not (not against["eager"] or compiled_changed):
+            return SAME
+        return NOT_COMPARED if self.before.get("reproduced") is False else CHANGED
 
     @property
     def why_not_compared(self) -> str | None:
@@ -71,6 +73,8 @@ class TargetFix:
             return f"failed before the fixes: {self.before.get('error')}"
         if self.after.get("status") != "ok":
             return f"fails after the fixes: {self.after.get('error')}"
+        if self.before.get("reproduced") is False:
+            return "the code before the fixes, run again, does not give its first output (a random draw, an object equal only to itself)"
         saved = self.before.get("output_saved")
         return f"the output could not be saved ({saved})" if saved else (self.after.get("original_output") or {}).get("error")
 
@@ -143,8 +147,27 @@ def verify_fix(
                              folder / "copy")
             after = _run_fixed(before, copy, resolver, options, pool, on_progress, outputs)
         report = _report(before, after, fixed, copy, unsafe, hidden)
+        _run_again_where_changed(report, resolver, options, pool, outputs)
     report.settings.update(device=options.device, backend=options.backend, mode=options.mode)
     return report
+
+
+def _run_again_where_changed(
+    report: FixReport, resolver: ConfigResolver, options: VerifyOptions, pool: WorkerPool, outputs: Path
+) -> None:
+    """An output can differ with no fix at all (a random draw, an object equal only to
+    itself): each target whose output changed runs once more from the original code, and one
+    that does not give its first output again is not compared."""
+    changed = [target for target in report.targets if target.output == CHANGED]
+    if not changed:
+        return
+    again = run_targets([target.key for target in changed], resolver, options, pool,
+                        extra=lambda key: {"expected_output": _output_file(outputs, key)})
+    responses = dict(again.results)
+    for target in changed:
+        response = responses.get(target.key) or {}
+        against = response.get("original_output") or {}
+        target.before["reproduced"] = response.get("status") == "ok" and against.get("eager") is True
 
 
 def _run_fixed(
