@@ -9,8 +9,10 @@ recorded truth, with the entry points the targets declare. Each set of fixes (sa
 unsafe, each from the original code) is written into a temporary copy of the packages it changes,
 imported before the installed site; the targets of every library whose recorded run went through a
 changed file run again on the copy, after a fresh run on the original code that keeps each
-target's eager output to compare with. Libraries whose code no fix changed keep their recorded
-breaks and run nothing.
+target's eager output to compare with. An output that differs after the fixes is compared only
+if the unfixed code, run once more, gives its first output again (a random draw, or an object
+equal only to itself, does not). Libraries whose code no fix changed keep their recorded breaks
+and run nothing.
 
 With `--attribute`, each target whose output safe plus unsafe fixes changed runs again once per
 rule whose fixes touched the code it ran, with that rule's fixes alone: the rules that change the
@@ -163,6 +165,18 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
                     continue
                 variant.after.update(fixed.targets)
                 seconds[f"{library.name} {variant.name}"] = time.perf_counter() - step
+            # An output can differ without any fix (a random draw, an object equal only to itself):
+            # the unfixed code runs once more, and what it does not reproduce is not compared.
+            changed = sorted({name for variant in variants.values() if variant.name in touched for name in records
+                              if _output(fresh.targets[name], variant.after[name]) == "changed"})
+            if changed:
+                step = time.perf_counter()
+                control = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
+                                 only=changed,
+                                 extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                for name in changed:
+                    fresh.targets[name]["reproduced"] = _output(fresh.targets[name], control.targets[name]) == "same"
+                seconds[f"{library.name} control"] = time.perf_counter() - step
             if options.attribute and "safe+unsafe" in touched:
                 step = time.perf_counter()
                 attribution.update(_attribute(library, fresh, variants["safe+unsafe"], work, site, measured, options,
@@ -189,7 +203,11 @@ def _output(before: dict, after: dict) -> str:
     if "eager" not in against:
         return f"not compared ({before.get('output_saved') or against.get('error')})"
     compiled_changed = not against["compiled"] and before.get("outputs_match") is not False
-    return "changed" if not against["eager"] or compiled_changed else "same"
+    if not (not against["eager"] or compiled_changed):
+        return "same"
+    if before.get("reproduced") is False:
+        return "not compared (a second run of the unfixed code does not give its first output)"
+    return "changed"
 
 
 def _left(variant: Variant, before: dict[str, dict], site: Path) -> list[dict]:
