@@ -40,6 +40,7 @@ from bench_verify import TRUTH, _check_declarations, _selected
 from torchlint.config import Settings
 from torchlint.fixing import FixRun, fix_files
 from torchlint.line_map import original_line
+from torchlint.verify.fix_run import CHANGED, NOT_COMPARED, SAME, TargetFix, reproduces
 from torchlint.verify.fixed_copy import make_copy
 
 # GraphMend (2025) reports removing 73% of the graph breaks in the transformers models it rewrote.
@@ -81,7 +82,7 @@ def _attribute(
     """target -> the rules whose fixes, each applied alone, change its output, for the targets of
     ``library`` whose output ``variant`` changed. ``copies``: rule -> the fixed copy of its fixes
     alone (None: they change nothing), shared by the libraries."""
-    changed = [n for n in sorted(fresh.targets) if _output(fresh.targets[n], variant.after[n]) == "changed"]
+    changed = [n for n in sorted(fresh.targets) if _output(fresh.targets[n], variant.after[n]) == CHANGED]
     executed = {file for n in changed for file in fresh.targets[n]["executed"]}
     codes = sorted({
         code for path, found in variant.fixes.applied.items()
@@ -99,7 +100,7 @@ def _attribute(
                      overlay=copies[code],
                      extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
         for name in changed:
-            if _output(fresh.targets[name], run.targets[name]) in ("changed", "fails after"):
+            if _output(fresh.targets[name], run.targets[name]) in (CHANGED, "fails after"):
                 blamed[name].append(code)
     return blamed
 
@@ -168,14 +169,14 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
             # An output can differ without any fix (a random draw, an object equal only to itself):
             # the unfixed code runs once more, and what it does not reproduce is not compared.
             changed = sorted({name for variant in variants.values() if variant.name in touched for name in records
-                              if _output(fresh.targets[name], variant.after[name]) == "changed"})
+                              if _output(fresh.targets[name], variant.after[name]) == CHANGED})
             if changed:
                 step = time.perf_counter()
                 control = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
                                  only=changed,
                                  extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
                 for name in changed:
-                    fresh.targets[name]["reproduced"] = _output(fresh.targets[name], control.targets[name]) == "same"
+                    fresh.targets[name]["reproduced"] = reproduces(control.targets[name])
                 seconds[f"{library.name} control"] = time.perf_counter() - step
             if options.attribute and "safe+unsafe" in touched:
                 step = time.perf_counter()
@@ -193,21 +194,15 @@ def _breaks(records: dict[str, dict], names: set[str]) -> int:
 
 
 def _output(before: dict, after: dict) -> str:
+    """What the fixes did to a target's output, as `torchlint verify --fix` judges it."""
     if before["status"] != "ok":
         return "failed before"
     if after["status"] != "ok":
         return "fails after"
-    against = after.get("original_output")
-    if against is None:
-        return "same"  # nothing it ran was changed, so it did not run again
-    if "eager" not in against:
-        return f"not compared ({before.get('output_saved') or against.get('error')})"
-    compiled_changed = not against["compiled"] and before.get("outputs_match") is not False
-    if not (not against["eager"] or compiled_changed):
-        return "same"
-    if before.get("reproduced") is False:
-        return "not compared (a second run of the unfixed code does not give its first output)"
-    return "changed"
+    # Without a comparison, nothing it ran was changed, so it did not run again.
+    target = TargetFix("", before, after if "original_output" in after else None)
+    output = target.output
+    return f"{NOT_COMPARED} ({target.why_not_compared})" if output == NOT_COMPARED else output
 
 
 def _left(variant: Variant, before: dict[str, dict], site: Path) -> list[dict]:
@@ -250,16 +245,16 @@ def figures(result: dict, libraries: list[Library], site: Path) -> dict:
                 "fraction_removed": (row["breaks_before"] - after) / row["breaks_before"] if row["breaks_before"] else None,
                 "fixes": sum(1 for path, found in variant.fixes.applied.items()
                              if Path(path).relative_to(site).parts[0] in _packages(libraries, names) for _ in found),
-                "output_changes": outputs.count("changed"),
+                "output_changes": outputs.count(CHANGED),
                 "fail_after": outputs.count("fails after"),
-                "not_compared": sum(o.startswith("not compared") for o in outputs),
+                "not_compared": sum(o.startswith(NOT_COMPARED) for o in outputs),
             }
         rows[group] = row
     lists = {}
     for variant in variants.values():
         lists[variant.name] = {
             "fixes_left_break": _left(variant, before, site),
-            "outputs": {n: o for n in sorted(before) if (o := _output(before[n], variant.after[n])) != "same"},
+            "outputs": {n: o for n in sorted(before) if (o := _output(before[n], variant.after[n])) != SAME},
             "fix_errors": [{"file": e.path, "message": e.message} for e in variant.fixes.errors],
         }
     return {"rows": rows, "lists": lists, "attribution": result["attribution"]}

@@ -165,9 +165,14 @@ def _run_again_where_changed(
                         extra=lambda key: {"expected_output": _output_file(outputs, key)})
     responses = dict(again.results)
     for target in changed:
-        response = responses.get(target.key) or {}
-        against = response.get("original_output") or {}
-        target.before["reproduced"] = response.get("status") == "ok" and against.get("eager") is True
+        target.before["reproduced"] = reproduces(responses.get(target.key) or {})
+
+
+def reproduces(response: dict) -> bool:
+    """A run of the code before the fixes, compared with the output saved by the first such
+    run (``expected_output``), gave that output again."""
+    against = response.get("original_output") or {}
+    return response.get("status") == "ok" and against.get("eager") is True
 
 
 def _run_fixed(
