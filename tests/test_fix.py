@@ -345,6 +345,8 @@ class Net(torch.nn.Module):
             raise ValueError("nan in the activations")
         if (y > 100).all():
             raise OverflowError
+        if (y < -100).all():
+            raise ValueError(f"below {{-100}}")
         if y.min() < -1e9:
             raise ValueError(f"too small: {y.min()}")
         return y
@@ -359,6 +361,7 @@ class Net(torch.nn.Module):
         y = x * 2
         torch._assert_async(torch.logical_not(torch.isnan(y).any()), "nan in the activations")
         torch._assert_async(torch.logical_not((y > 100).all()), "OverflowError")
+        torch._assert_async(torch.logical_not((y < -100).all()), "below {-100}")
         if not torch.compiler.is_compiling():
             if y.min() < -1e9:
                 raise ValueError(f"too small: {y.min()}")

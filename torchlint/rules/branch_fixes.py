@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
+from torchlint.rules._data_dependent import constant_message
 from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, enclosing_block, replace_node
 
 
@@ -101,22 +102,24 @@ def _raised_message(raised: cst.Raise, module: cst.Module) -> str | None:
     ValueError("negative")`, `"ValueError"` for `raise ValueError` or `ValueError()`; None
     for any other message, or an exception it does not make itself."""
     exc = raised.exc
-    if isinstance(exc, cst.Call) and type(exc.func) in (cst.Name, cst.Attribute):
-        if not exc.args:
-            return f'"{module.code_for_node(exc.func)}"'
-        [argument] = exc.args if len(exc.args) == 1 else [None]
-        if argument is None or argument.keyword is not None or argument.star:
-            return None
-        message = argument.value
-        if type(message) is cst.SimpleString and "b" not in message.prefix.lower():
-            return module.code_for_node(message)
-        if type(message) is cst.FormattedString and not any(
-            type(part) is cst.FormattedStringExpression for part in message.parts
-        ):
-            return module.code_for_node(message)[1:]  # `f"text"` with nothing to format
-        return None
     if type(exc) in (cst.Name, cst.Attribute):
         return f'"{module.code_for_node(exc)}"'
+    if not (type(exc) is cst.Call and type(exc.func) in (cst.Name, cst.Attribute)):
+        return None
+    if not exc.args:
+        return f'"{module.code_for_node(exc.func)}"'
+    if len(exc.args) != 1 or exc.args[0].keyword is not None or exc.args[0].star:
+        return None
+    message = exc.args[0].value
+    # `_assert_async` takes a str: not a number or bytes, which an assert's message may be.
+    if not constant_message(message):
+        return None
+    if type(message) is cst.SimpleString and "b" not in message.prefix.lower():
+        return module.code_for_node(message)
+    if type(message) is cst.FormattedString:
+        # The same text as a plain string: no `f`, and `{{` and `}}` single braces there.
+        text = "".join(part.value for part in message.parts).replace("{{", "{").replace("}}", "}")
+        return message.start.replace("f", "").replace("F", "") + text + message.end
     return None
 
 
