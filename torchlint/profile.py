@@ -82,7 +82,7 @@ def _distribution_version(name: str) -> str | None:
         except OSError:
             continue
         for folder in folders:
-            stem, dot, suffix = folder.rpartition(".")
+            stem, _, suffix = folder.rpartition(".")
             if suffix not in ("dist-info", "egg-info") or stem.partition("-")[0].lower() != name:
                 continue
             version = _version_field(os.path.join(entry, folder, "METADATA" if suffix == "dist-info" else "PKG-INFO"))

@@ -361,29 +361,31 @@ def rows_counted(call: cst.Call, ctx: RuleContext) -> FixPlan | None:
     if parents is None or counted is None:
         return None
     op, code = counted
-    message = f"Count with `count_nonzero()` instead of taking the rows of `{op}()`"
-    module = ctx.summary.module
     count = _row_count(call, parents, ctx)
     if count is not None:
-        if "#" in module.code_for_node(count) or not only_tensor_arithmetic(count, None, ctx):
+        # The count becomes the counting call.
+        counts, first, kept = [count], (), code
+    else:
+        # The name holds the count, and each count of its rows becomes the name.
+        assign = parents.get(id(call))
+        if not (
+            type(assign) is cst.Assign and assign.value is call and len(assign.targets) == 1
+            and type(assign.targets[0].target) is cst.Name
+        ):
             return None
-        return replace_node(count, code, message, UNSAFE)
-    assign = parents.get(id(call))
-    if not (
-        type(assign) is cst.Assign and assign.value is call and len(assign.targets) == 1
-        and type(assign.targets[0].target) is cst.Name
-    ):
-        return None
-    target = assign.targets[0].target
-    uses = [name for name in _references(ctx.function.node, target.value, parents) if name is not target]
-    counts = [_row_count(use, parents, ctx) for use in uses]
-    # Any other use, or binding, of the name keeps the indices.
+        target = assign.targets[0].target
+        uses = [name for name in _references(ctx.function.node, target.value, parents) if name is not target]
+        # Any other use, or binding, of the name keeps the indices.
+        counts = [_row_count(use, parents, ctx) for use in uses]
+        first, kept = (NodeEdit(call, as_content(code)),), target.value
+    module = ctx.summary.module
     if not counts or any(
         found is None or "#" in module.code_for_node(found) or not only_tensor_arithmetic(found, None, ctx)
         for found in counts
     ):
         return None
-    edits = (NodeEdit(call, as_content(code)), *(NodeEdit(found, as_content(target.value)) for found in counts))
+    edits = (*first, *(NodeEdit(found, as_content(kept)) for found in counts))
+    message = f"Count with `count_nonzero()` instead of taking the rows of `{op}()`"
     return FixPlan(message, UNSAFE, edits)
 
 
