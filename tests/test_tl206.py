@@ -14,6 +14,7 @@ import pytest
 from helpers import codes, findings
 from torchlint.config import Settings
 from torchlint.engine import lint_text
+from torchlint.fixing import fix_text
 
 MODULE = """
 import torch
@@ -213,3 +214,49 @@ def test_aliases_resolve() -> None:
         return scores
     """
     assert codes(source) == ["TL206"]
+
+
+def _fixed(body: str) -> tuple[str, list[str]]:
+    """The forward's body after `--fix --unsafe-fixes`, and the codes left."""
+    text = textwrap.dedent(in_forward(body.rstrip("\n")))
+    settings = Settings(root=Path("/project"))
+    result = fix_text(text, lambda t: lint_text(t, "/project/pkg/model.py", settings), True, "model.py")
+    start = result.text.index("        a, c = x.sum(), x.mean()\n") + len("        a, c = x.sum(), x.mean()\n")
+    return result.text[start:result.text.index("        return scores\n")], [d.code for d in result.left]
+
+
+GUARDED = {
+    # an assert of several rows, with a formatted message
+    'assert list(scores.size()) == [\n            batch,\n            max_num,\n            seq,\n        ], f"size {scores.size()}"\n':
+        '        if not torch.compiler.is_compiling():\n'
+        '            assert list(scores.size()) == [\n                batch,\n                max_num,\n                seq,\n'
+        '            ], f"size {scores.size()}"\n',
+    # a comparison that is only part of the assert's test
+    'assert x.ndim == 3 and list(scores.size()) == [batch, max_num, seq]\n':
+        '        if not torch.compiler.is_compiling():\n'
+        '            assert x.ndim == 3 and list(scores.size()) == [batch, max_num, seq]\n',
+    # an `if` that only raises or warns
+    'if list(scores.size()) != [batch, max_num, seq]:\n            raise ValueError("wrong size")\n':
+        '        if not torch.compiler.is_compiling():\n'
+        '            if list(scores.size()) != [batch, max_num, seq]:\n                raise ValueError("wrong size")\n',
+}
+
+
+@pytest.mark.parametrize("body", GUARDED)
+def test_a_check_on_the_comparison_runs_in_eager_mode_only(body: str) -> None:
+    assert _fixed(body) == (GUARDED[body], [])
+
+
+@pytest.mark.parametrize("body", [
+    # the comparison's value is kept, or the `if` does more than report
+    "ok = list(scores.size()) == [batch, max_num, seq]\n",
+    "if list(scores.size()) != [batch, max_num, seq]:\n            scores = scores * 2\n",
+    # the assert shares its line
+    "assert list(scores.size()) == [batch, max_num, seq]; q = q * 2\n",
+    # an `elif` cannot be guarded alone
+    "if n > 3:\n            pass\n        elif list(scores.size()) != [batch, max_num, seq]:\n            raise ValueError\n",
+])
+def test_other_comparisons_keep_their_finding_without_a_fix(body: str) -> None:
+    text = textwrap.dedent(in_forward(body))
+    found = [d for d in lint_text(text, "/project/pkg/model.py", Settings(root=Path("/project"))) if d.code == "TL206"]
+    assert found and all(d.fix is None for d in found)

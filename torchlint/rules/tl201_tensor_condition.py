@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.cst_walk import walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
+from torchlint.rules._eager_checks import eager_check
 from torchlint.rules.base import Rule
 from torchlint.rules.branch_fixes import (
     assert_for_raise,
@@ -17,9 +18,7 @@ from torchlint.rules.branch_fixes import (
     where_for_ternary,
 )
 from torchlint.rules.context import RuleContext
-from torchlint.rules.fixes import FixPlan, enclosing_block, guard_statement
-from torchlint.rules.tl102_logging import is_logger
-from torchlint.rules.tl103_warnings import WARN_FUNCTIONS
+from torchlint.rules.fixes import FixPlan, enclosing_block
 
 _WHERE = (
     "compute both sides and pick with `torch.where(cond, a, b)`, or use "
@@ -120,53 +119,6 @@ def _shape_keeping(call: cst.Call, ctx: RuleContext) -> bool:
     return method in _ELEMENTWISE or (method in _REDUCTIONS and not call.args)
 
 
-def _eager_check(statement: cst.If, ctx: RuleContext) -> FixPlan | None:
-    """A check whose branches only report (log, warn, print, raise) goes under the
-    `is_compiling()` guard whole, test and all: unsafe, as while compiling nothing is checked."""
-    if not _reports_only(statement, ctx):
-        return None
-    return guard_statement(statement, ctx.summary.module, "Check in eager mode only")
-
-
-def _reports_only(statement: cst.If, ctx: RuleContext) -> bool:
-    """Every branch of the `if` (and of the `if`s inside it) only logs, warns, prints,
-    raises or passes."""
-    branches: list[cst.BaseSuite] = [statement.body]
-    orelse = statement.orelse
-    if isinstance(orelse, cst.If):
-        return _reports_only(orelse, ctx) and _block_reports_only(statement.body, ctx)
-    if isinstance(orelse, cst.Else):
-        branches.append(orelse.body)
-    return all(_block_reports_only(branch, ctx) for branch in branches)
-
-
-def _block_reports_only(block: cst.BaseSuite, ctx: RuleContext) -> bool:
-    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    for line in lines:
-        if isinstance(line, cst.If):
-            if not _reports_only(line, ctx):
-                return False
-        elif isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if not all(_reports(small, ctx) for small in line.body):
-                return False
-        else:
-            return False
-    return True
-
-
-def _reports(small: cst.BaseSmallStatement, ctx: RuleContext) -> bool:
-    if isinstance(small, (cst.Raise, cst.Pass)):
-        return True
-    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
-        return False
-    func = small.value.func
-    name = ctx.qualified_name(func) or ""
-    if name == "builtins.print" or name in WARN_FUNCTIONS or name.startswith("logging."):
-        return True
-    # Every method of a logger reports (`logger.warning_once` too).
-    return isinstance(func, cst.Attribute) and is_logger(func.value, ctx)
-
-
 class TensorCondition(Rule):
     code = "TL201"
     name = "tensor-condition"
@@ -199,12 +151,12 @@ class TensorCondition(Rule):
             if function is None or enclosing_block(node, function.node) is None:
                 return None  # an `elif`, or an `if` sharing a line
             if not whole:
-                return _eager_check(node, ctx)
+                return eager_check(node, ctx)
             return (
                 where_for_if(node, module, _bound(ctx), takes)
                 or where_for_return(node, module, function.node, takes)
                 or assert_for_raise(node, module)
-                or _eager_check(node, ctx)
+                or eager_check(node, ctx)
                 or cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
                     value, lambda call: _torch_computation(call, ctx), reads_items=True))
             )

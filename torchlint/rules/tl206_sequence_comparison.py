@@ -4,9 +4,14 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from torchlint.cst_walk import walk
+from torchlint.diagnostic import Applicability
+from torchlint.rules._eager_checks import eager_check
+from torchlint.rules._side_effects import eager_only
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan, enclosing_block
 from torchlint.semantic.kind_vocabulary import Kind
 
 _SYMBOLS = {
@@ -158,6 +163,33 @@ def _undecidable_element(
     return (found, left_sequence.type) if isinstance(found, cst.BaseExpression) else None
 
 
+def _holds(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    found = False
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        nonlocal found
+        found = found or node is inner
+        return True if found else None
+
+    walk(outer, visit)
+    return found
+
+
+def _check_in_eager_mode(comparison: cst.Comparison, ctx: RuleContext) -> FixPlan | None:
+    """The comparison tested by an `assert` on a line of its own, or by an `if` whose branches
+    only report, goes under the `is_compiling()` guard with its check (unsafe: while compiling
+    nothing is checked)."""
+    statement, function = ctx.statement, ctx.function
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        check = statement.body[0]
+        return eager_only(check, ctx) if isinstance(check, cst.Assert) and _holds(check.test, comparison) else None
+    if not (isinstance(statement, cst.If) and function is not None and _holds(statement.test, comparison)):
+        return None
+    if enclosing_block(statement, function.node) is None:
+        return None  # an `elif`, or an `if` sharing a line
+    return eager_check(statement, ctx)
+
+
 class SequenceComparisonWithTensor(Rule):
     code = "TL206"
     name = "sequence-comparison-with-tensor"
@@ -171,6 +203,7 @@ class SequenceComparisonWithTensor(Rule):
         "tensor on the device: `torch._assert_async(s.size(1) == max_num, \"message\")`; compare "
         "tensors as one tensor: `(torch.stack([a, b]) == torch.stack([c, d])).all()`"
     )
+    fixes = (Applicability.UNSAFE,)
     # torch 2.11 reports the same comparisons as data-dependent branching (GB0170).
     gb_ids = ("GB6622", "GB0170")
     gb_types = ("list_richcompare_nonconst", "Data-dependent branching")
@@ -196,7 +229,7 @@ class SequenceComparisonWithTensor(Rule):
             "comparison gives a tensor, so Dynamo cannot decide the result while tracing; compare sizes "
             "with Python ints and check the tensor with `torch._assert_async`"
         )
-        ctx.report(type(self), node, message)
+        ctx.report(type(self), node, message, fix=_check_in_eager_mode(node, ctx))
 
     invalid = (
         """
