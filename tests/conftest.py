@@ -9,6 +9,7 @@ Test modules therefore import torch inside the tests that need it, never at coll
 from __future__ import annotations
 
 import compileall
+import os
 import sys
 from pathlib import Path
 
@@ -18,6 +19,9 @@ import torchlint
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    # A `torchlint server` the developer left running must not answer the commands the
+    # tests start; tests/test_server.py starts its own, in a folder of its own.
+    os.environ["TORCHLINT_NO_SERVER"] = "1"
     # Many tests run the `torchlint` command in a fresh process. Where writing bytecode is
     # turned off (PYTHONDONTWRITEBYTECODE), each of those would compile every module of the
     # package again; an installed wheel ships its bytecode, and so does this checkout once

@@ -520,3 +520,48 @@ def verify_command(
     if comparison.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if comparison.agrees else EXIT_FINDINGS)
+
+
+@cli.group("server")
+def server_group() -> None:
+    """Keep torchlint started in the background, so that each command (pre-commit's, an
+    editor's) skips starting Python's imports: a command run while it listens runs there,
+    with the same output and exit code. Set TORCHLINT_NO_SERVER=1 to bypass it."""
+
+
+@server_group.command("start")
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+              metavar="SECONDS", help="Stop after this long without a command.")
+def server_start(idle_timeout: float) -> None:
+    """Start the server for this installation of torchlint."""
+    from torchlint import server
+
+    if not hasattr(os, "fork"):
+        _fail("the server needs a system with fork() and Unix sockets")
+    try:
+        facts = server.start(idle_timeout)
+    except (server.ServerError, OSError) as error:
+        _fail(f"cannot start the server: {error}")
+        return
+    click.echo(f"torchlint server listening on {facts['socket']} (pid {facts['pid']})")
+
+
+@server_group.command("stop")
+def server_stop() -> None:
+    """Stop this installation's server."""
+    from torchlint import server
+
+    click.echo("torchlint server stopped" if server.stop() else "no torchlint server is running")
+
+
+@server_group.command("status")
+def server_status() -> None:
+    """Say whether a server listens, and how many commands it ran. Exit 1 when none does."""
+    from torchlint import server
+
+    facts = server.status()
+    if facts is None:
+        click.echo("no torchlint server is running")
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"torchlint server listening on {facts['socket']} (pid {facts['pid']}), "
+               f"{counted(facts['served'], 'command')} run, stops after {facts['idle_timeout']:g} s idle")

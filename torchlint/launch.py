@@ -1,0 +1,141 @@
+"""The console entry point. When a `torchlint server` of this same installation is
+listening, the command runs there (already started, with torchlint and libcst imported)
+and this process only hands over its arguments, folder, environment and standard
+streams; otherwise it runs here. Nothing heavier than the standard library's socket
+module is imported before that choice is made."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import socket
+import struct
+import sys
+import zlib
+
+# Set to 1 to run in this process even when a server is listening.
+NO_SERVER = "TORCHLINT_NO_SERVER"
+_HEADER = struct.Struct("!I")
+# The server's first byte: the request was taken, and from here on the command runs there.
+ACCEPTED = b"+"
+
+
+def installation_key() -> str:
+    """Names this installation: the interpreter, torchlint's files and libcst's version.
+    A server of another installation, or one started before torchlint's code changed,
+    has another key and is never used."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    parts = [sys.executable, sys.version, package]
+    for folder, _, names in sorted(os.walk(package)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{stat.st_mtime_ns}:{stat.st_size}")
+    for entry in sys.path:
+        version_file = os.path.join(entry or ".", "libcst", "_version.py")
+        if os.path.isfile(version_file):
+            parts.append(f"{version_file}:{os.stat(version_file).st_mtime_ns}")
+            break
+    return f"{zlib.crc32(chr(0).join(parts).encode()):08x}"
+
+
+def server_folder() -> str:
+    """The per-user folder that holds servers' sockets: only its owner may enter it."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base, f"torchlint-{os.getuid()}")
+
+
+def socket_path() -> str:
+    return os.path.join(server_folder(), f"{installation_key()}.sock")
+
+
+def private_folder(folder: str) -> bool:
+    """A folder this user owns that nobody else can enter, so that no other user can
+    have planted the socket in it."""
+    try:
+        stat = os.stat(folder)
+    except OSError:
+        return False
+    return stat.st_uid == os.getuid() and stat.st_mode & 0o077 == 0
+
+
+def send_message(connection: socket.socket, message: object, fds: list[int] = ()) -> None:
+    data = marshal.dumps(message)
+    socket.send_fds(connection, [_HEADER.pack(len(data))], list(fds))
+    connection.sendall(data)
+
+
+def receive_message(connection: socket.socket, max_fds: int = 0) -> tuple[object, list[int]]:
+    header, fds, _, _ = socket.recv_fds(connection, _HEADER.size, max_fds)
+    if len(header) != _HEADER.size:
+        raise ConnectionError("the message ended early")
+    (size,) = _HEADER.unpack(header)
+    data = bytearray()
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the message ended early")
+        data += chunk
+    return marshal.loads(bytes(data)), fds
+
+
+def _connect() -> socket.socket | None:
+    if os.environ.get(NO_SERVER) or not hasattr(socket, "AF_UNIX") or not private_folder(server_folder()):
+        return None
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(socket_path())
+    except OSError:
+        connection.close()
+        return None
+    return connection
+
+
+def _streams() -> dict[str, object]:
+    """How this process's standard streams are set up, for the server to set up the same."""
+    return {
+        name: (stream.encoding, stream.errors) if stream is not None else None
+        for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr))
+    }
+
+
+def run_on_server(argv: list[str]) -> int | None:
+    """The exit code of the command run by a listening server; None when no server took it
+    (there is none, or it was stopping), so that it runs here instead."""
+    connection = _connect()
+    if connection is None:
+        return None
+    umask = os.umask(0)
+    os.umask(umask)
+    request = {
+        "command": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+        "streams": _streams(),
+    }
+    with connection:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            send_message(connection, request, [0, 1, 2])
+            if connection.recv(1) != ACCEPTED:
+                return None
+        except OSError:
+            return None
+        reply = b""
+        while chunk := connection.recv(64):
+            reply += chunk
+    if not reply.startswith(b"exit "):
+        print("error: the torchlint server stopped before the command ended; run it again, or set "
+              f"{NO_SERVER}=1 to run without the server", file=sys.stderr)
+        return 2
+    return int(reply[len(b"exit "):])
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] != ["server"]:
+        code = run_on_server([sys.argv[0], *argv])
+        if code is not None:
+            sys.exit(code)
+    from torchlint.cli import main as run_here
+
+    run_here()
