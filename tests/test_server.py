@@ -65,22 +65,22 @@ def running(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("args", [
+COMMANDS = [
     ["check", "model.py", "--no-cache"],
     ["model.py", "--no-cache", "--output-format", "json"],
     ["check", "missing.py", "--no-cache"],
     ["check", "model.py", "--select", "TL999"],
     ["--version"],
-])
-def test_a_command_the_server_runs_prints_and_exits_as_one_run_without_it(
-    tmp_path: Path, running: dict[str, str], args: list[str]
-) -> None:
+]
+
+
+def test_a_command_the_server_runs_prints_and_exits_as_one_run_without_it(tmp_path: Path, running: dict[str, str]) -> None:
     write(tmp_path, {"model.py": MODEL})
-    alone = torchlint(*args, cwd=tmp_path, env=running, server=False)
-    assert served(running) == 0
-    through = torchlint(*args, cwd=tmp_path, env=running)
-    assert served(running) == 1
-    assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+    for count, args in enumerate(COMMANDS, 1):
+        alone = torchlint(*args, cwd=tmp_path, env=running, server=False)
+        through = torchlint(*args, cwd=tmp_path, env=running)
+        assert served(running) == count
+        assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)
 
 
 def test_standard_input_and_folder_are_the_callers(tmp_path: Path, running: dict[str, str]) -> None:
@@ -108,7 +108,7 @@ def test_after_stop_and_when_none_was_started_the_command_runs_by_itself(tmp_pat
     assert torchlint("check", "model.py", "--no-cache", cwd=tmp_path, env=env).returncode == 1
     assert torchlint("server", "start", cwd=tmp_path, env=env).returncode == 0
     again = torchlint("server", "start", cwd=tmp_path, env=env)
-    assert again.returncode == 2 and "already listening" in again.stderr
+    assert again.returncode == 0 and again.stdout.startswith("torchlint server already listening on ")
     assert torchlint("server", "stop", cwd=tmp_path, env=env).stdout == "torchlint server stopped\n"
     assert served(env) is None
     alone = torchlint("check", "model.py", "--no-cache", cwd=tmp_path, env=env)
@@ -173,6 +173,21 @@ def test_a_server_of_other_code_is_not_used(tmp_path: Path, env: dict[str, str])
         assert torchlint_at("server", "status", env=with_copy).returncode == 1
     finally:
         os.kill(pid, signal.SIGTERM)
+
+
+def test_another_environment_with_the_same_code_is_served(
+    tmp_path: Path, running: dict[str, str]
+) -> None:
+    """A copy of torchlint's code elsewhere (as pre-commit installs its own) finds the server."""
+    import torchlint as package
+
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(package.__file__).parent, copy / "torchlint", ignore=shutil.ignore_patterns("__pycache__"))
+    write(tmp_path / "project", {"model.py": MODEL})
+    with_copy = {**running, "PYTHONPATH": str(copy)}
+    ran = torchlint("check", "model.py", "--no-cache", cwd=tmp_path / "project", env=with_copy)
+    assert ran.returncode == 1 and ": TL101 " in ran.stdout
+    assert served(running) == 1
 
 
 def torchlint_at(*args: str, env: dict[str, str]):

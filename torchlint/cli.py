@@ -533,7 +533,7 @@ def server_group() -> None:
 @click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
               metavar="SECONDS", help="Stop after this long without a command.")
 def server_start(idle_timeout: float) -> None:
-    """Start the server for this installation of torchlint."""
+    """Start a server, unless one with the same code already listens."""
     from torchlint import server
 
     if not hasattr(os, "fork"):
@@ -543,12 +543,13 @@ def server_start(idle_timeout: float) -> None:
     except (server.ServerError, OSError) as error:
         _fail(f"cannot start the server: {error}")
         return
-    click.echo(f"torchlint server listening on {facts['socket']} (pid {facts['pid']})")
+    already = "already " if facts.get("already") else ""
+    click.echo(f"torchlint server {already}listening on {facts['socket']} (pid {facts['pid']})")
 
 
 @server_group.command("stop")
 def server_stop() -> None:
-    """Stop this installation's server."""
+    """Stop the server with this code."""
     from torchlint import server
 
     click.echo("torchlint server stopped" if server.stop() else "no torchlint server is running")

@@ -1,7 +1,7 @@
-"""The console entry point. When a `torchlint server` of this same installation is
-listening, the command runs there (already started, with torchlint and libcst imported)
-and this process only hands over its arguments, folder, environment and standard
-streams; otherwise it runs here. Nothing heavier than the standard library's socket
+"""The console entry point. When a `torchlint server` with the same code is listening,
+the command runs there (already started, with torchlint and libcst imported)
+and this process only hands over its arguments, folder, environment, import path and
+standard streams; otherwise it runs here. Nothing heavier than the standard library's socket
 module is imported before that choice is made."""
 
 from __future__ import annotations
@@ -20,22 +20,34 @@ _HEADER = struct.Struct("!I")
 ACCEPTED = b"+"
 
 
-def installation_key() -> str:
-    """Names this installation: the interpreter, torchlint's files and libcst's version.
-    A server of another installation, or one started before torchlint's code changed,
-    has another key and is never used."""
+# The distributions a server has imported besides torchlint and the standard library.
+_IMPORTED_DISTRIBUTIONS = frozenset({"libcst", "click", "pathspec", "typing_extensions"})
+
+
+def server_key() -> str:
+    """Names what a server has imported: Python's version, torchlint's code and the
+    versions of the other distributions it imports, as this process would find them. Any
+    environment with the same (a pre-commit hook's, an editor's) may use that server; one
+    with other code or versions, such as a server started before torchlint's code changed,
+    has another key and never finds it."""
+    parts = [sys.version]
     package = os.path.dirname(os.path.abspath(__file__))
-    parts = [sys.executable, sys.version, package]
-    for folder, _, names in sorted(os.walk(package)):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(folder, name))
-                parts.append(f"{name}:{stat.st_mtime_ns}:{stat.st_size}")
-    for entry in sys.path:
-        version_file = os.path.join(entry or ".", "libcst", "_version.py")
-        if os.path.isfile(version_file):
-            parts.append(f"{version_file}:{os.stat(version_file).st_mtime_ns}")
-            break
+    for folder, folders, names in os.walk(package):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(n for n in names if n.endswith(".py")):
+            with open(os.path.join(folder, name), "rb") as source:
+                parts.append(f"{os.path.relpath(folder, package)}/{name}:{zlib.crc32(source.read()):08x}")
+    wanted = set(_IMPORTED_DISTRIBUTIONS)
+    for entry in sys.path:  # the first metadata folder on the path wins, as for an import
+        try:
+            listed = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in listed:
+            project = name.partition("-")[0].lower()
+            if name.endswith(".dist-info") and project in wanted:
+                wanted.discard(project)
+                parts.append(name)
     return f"{zlib.crc32(chr(0).join(parts).encode()):08x}"
 
 
@@ -46,7 +58,7 @@ def server_folder() -> str:
 
 
 def socket_path() -> str:
-    return os.path.join(server_folder(), f"{installation_key()}.sock")
+    return os.path.join(server_folder(), f"{server_key()}.sock")
 
 
 def private_folder(folder: str) -> bool:
@@ -109,7 +121,7 @@ def run_on_server(argv: list[str]) -> int | None:
     os.umask(umask)
     request = {
         "command": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
-        "streams": _streams(),
+        "streams": _streams(), "path": list(sys.path), "executable": sys.executable,
     }
     with connection:
         try:

@@ -1,8 +1,9 @@
 """`torchlint server`: a process that keeps torchlint, libcst and the rules imported, so
 that a command run while it listens (pre-commit's, an editor's) does not pay for starting
 them. Each command runs in a fork of the server with the caller's arguments, folder,
-environment, umask and standard streams, and reads and writes the same cache as a command
-run without it: its output and exit code are the same. See `launch` for the caller's side."""
+environment, umask and standard streams, and its import path, and reads and writes the same cache as a command run without it: its
+output and exit code are the same. A server serves every environment with the same code
+(`launch.server_key`). See `launch` for the caller's side."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class ServerError(Exception):
 
 
 def _ask(message: dict) -> object | None:
-    """The answer of this installation's server to ``message``; None when none listens."""
+    """The answer of the server with this code to ``message``; None when none listens."""
     if not private_folder(server_folder()):
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -53,15 +54,16 @@ def status() -> dict | None:
 
 
 def stop() -> bool:
-    """Stop this installation's server; False when none was listening."""
+    """Stop the server with this code; False when none was listening."""
     return _ask({"command": "stop"}) is not None
 
 
 def start(idle_timeout: float) -> dict:
-    """Start a server in the background and return its status once it listens."""
+    """Start a server in the background and return its status once it listens (that of the
+    one already listening, marked `already`, where there is one)."""
     running = status()
     if running is not None:
-        raise ServerError(f"a server is already listening on {running['socket']} (pid {running['pid']})")
+        return {**running, "already": True}
     ready_read, ready_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the daemon's side; its behaviour is tested through the socket
@@ -194,6 +196,10 @@ def _run_command(connection: socket.socket, request: dict, fds: list[int]) -> No
         os.environ.update(request["env"])
         os.umask(request["umask"])
         sys.argv = list(request["argv"])
+        # What the command imports from here on, and the Python its own processes run
+        # (`verify`'s workers), are the caller's.
+        sys.path[:] = request["path"]
+        sys.executable = request["executable"]
         from torchlint.cli import main
 
         main()
