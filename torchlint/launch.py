@@ -20,8 +20,9 @@ _HEADER = struct.Struct("!I")
 ACCEPTED = b"+"
 
 
-# The distributions a server has imported besides torchlint and the standard library.
-_IMPORTED_DISTRIBUTIONS = frozenset({"libcst", "click", "pathspec", "typing_extensions"})
+# The distributions a server has imported besides torchlint and the standard library
+# (pathspec may also import typing_extensions, for decorators that change nothing it does).
+_IMPORTED_DISTRIBUTIONS = frozenset({"libcst", "click", "pathspec"})
 
 
 def server_key() -> str:
