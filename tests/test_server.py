@@ -192,3 +192,14 @@ def test_another_environment_with_the_same_code_is_served(
 
 def torchlint_at(*args: str, env: dict[str, str]):
     return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd="/", env=env, capture_output=True, text=True)
+
+
+def test_a_caller_that_sends_nonsense_or_leaves_does_not_stop_the_server(running: dict[str, str]) -> None:
+    import socket as sockets
+
+    (path,) = Path(running["TMPDIR"]).glob("torchlint-*/*.sock")
+    for payload in (b"", b"\x00\x00\x00\x05junk!", b"\x00\x00\xff\xffshort"):
+        with sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM) as caller:
+            caller.connect(str(path))
+            caller.sendall(payload)
+    assert served(running) == 0

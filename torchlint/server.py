@@ -138,33 +138,40 @@ def _serve(listener: socket.socket, idle_timeout: float) -> None:  # pragma: no 
         except socket.timeout:
             break
         with connection:
-            connection.settimeout(10)
             try:
-                request, fds = receive_message(connection, max_fds=3)
-            except (OSError, ValueError, EOFError):
-                continue
-            if not isinstance(request, dict):
-                _close(fds)
-                continue
-            command = request.get("command")
-            if command == "run" and len(fds) == 3:
-                facts["served"] += 1
-                last_command = time.monotonic()
-                connection.sendall(ACCEPTED)
-                if os.fork() == 0:
-                    listener.close()
-                    _run_command(connection, request, fds)
-                _close(fds)
-                continue
-            _close(fds)
-            if command in ("status", "stop"):
-                connection.sendall(ACCEPTED)
-                send_message(connection, facts)
-            if command == "stop":
-                break
+                command = _answer(connection, listener, facts)
+            except OSError:
+                continue  # a caller that went away, or sent something else: the next one
+        if command == "run":
+            last_command = time.monotonic()
+        elif command == "stop":
+            break
     # Unlink first: a caller that connects from now on finds nobody and runs by itself.
     os.unlink(path)
     listener.close()
+
+
+def _answer(connection: socket.socket, listener: socket.socket, facts: dict) -> str | None:  # pragma: no cover
+    """Take one request: run a command in a fork, or tell the server's facts. The request's
+    command, or None for one that is not understood."""
+    # A caller sends its request as soon as it connects; one that does not holds up the rest.
+    connection.settimeout(2)
+    try:
+        request, fds = receive_message(connection, max_fds=3)
+    except (ValueError, EOFError) as error:
+        raise OSError(f"not a request: {error}") from None
+    command = request.get("command") if isinstance(request, dict) else None
+    if command == "run" and len(fds) == 3:
+        facts["served"] += 1
+        connection.sendall(ACCEPTED)
+        if os.fork() == 0:
+            listener.close()
+            _run_command(connection, request, fds)
+    _close(fds)
+    if command in ("status", "stop"):
+        connection.sendall(ACCEPTED)
+        send_message(connection, facts)
+    return command if command in ("run", "status", "stop") else None
 
 
 def _close(fds: list[int]) -> None:
