@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from helpers import write
+from torchlint.launch import servers_possible
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the server needs fork() and Unix sockets")
+pytestmark = pytest.mark.skipif(not servers_possible(), reason="the server needs fork() and Unix sockets")
 
 MODEL = """
 import torch

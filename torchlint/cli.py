@@ -536,7 +536,7 @@ def server_start(idle_timeout: float) -> None:
     """Start a server, unless one with the same code already listens."""
     from torchlint import server
 
-    if not hasattr(os, "fork"):
+    if not server.servers_possible():
         _fail("the server needs a system with fork() and Unix sockets")
     try:
         facts = server.start(idle_timeout)

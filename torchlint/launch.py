@@ -92,8 +92,13 @@ def receive_message(connection: socket.socket, max_fds: int = 0) -> tuple[object
     return marshal.loads(bytes(data)), fds
 
 
+def servers_possible() -> bool:
+    """fork() and Unix sockets that carry file descriptors: not on Windows."""
+    return hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(os, "getuid")
+
+
 def _connect() -> socket.socket | None:
-    if os.environ.get(NO_SERVER) or not hasattr(socket, "AF_UNIX") or not private_folder(server_folder()):
+    if os.environ.get(NO_SERVER) or not servers_possible() or not private_folder(server_folder()):
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

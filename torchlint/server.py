@@ -16,7 +16,9 @@ import socket
 import sys
 import time
 
-from torchlint.launch import ACCEPTED, private_folder, receive_message, send_message, server_folder, socket_path
+from torchlint.launch import (
+    ACCEPTED, private_folder, receive_message, send_message, server_folder, servers_possible, socket_path,
+)
 
 DEFAULT_IDLE_TIMEOUT = 3600.0
 # What a command may need, imported once here instead of in every command.
@@ -33,7 +35,7 @@ class ServerError(Exception):
 
 def _ask(message: dict) -> object | None:
     """The answer of the server with this code to ``message``; None when none listens."""
-    if not private_folder(server_folder()):
+    if not servers_possible() or not private_folder(server_folder()):
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with connection:
