@@ -204,3 +204,30 @@ def test_a_caller_that_sends_nonsense_or_leaves_does_not_stop_the_server(running
             caller.connect(str(path))
             caller.sendall(payload)
     assert served(running) == 0
+
+
+def _children(pid: int) -> list[int]:
+    listing = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in listing.read_text().split()]
+
+
+@pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+                    reason="needs /proc's list of a process's children (Linux)")
+def test_ctrl_c_stops_the_command_the_server_runs(tmp_path: Path, running: dict[str, str]) -> None:
+    write(tmp_path, {f"pkg/model_{n}.py": MODEL for n in range(400)})
+    server_pid = _pid(running)
+    caller = subprocess.Popen([sys.executable, "-m", "torchlint", "check", "pkg", "--no-cache", "-j", "1"],
+                              cwd=tmp_path, env=running, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not _children(server_pid):
+        assert time.monotonic() < deadline and caller.poll() is None, "the command never started on the server"
+        time.sleep(0.05)
+    caller.send_signal(signal.SIGINT)
+    out, err = caller.communicate(timeout=20)
+    assert caller.returncode == 128 + signal.SIGINT, err
+    assert "Traceback" not in err and out == ""
+    deadline = time.monotonic() + 20
+    while _children(server_pid):
+        assert time.monotonic() < deadline, "the command went on after Ctrl-C"
+        time.sleep(0.05)
+    assert served(running) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import signal
 import socket
 import struct
 import sys
@@ -138,14 +139,40 @@ def run_on_server(argv: list[str]) -> int | None:
                 return None
         except OSError:
             return None
-        reply = b""
+        return _wait_for_exit(connection)
+
+
+def _wait_for_exit(connection: socket.socket) -> int:
+    """Wait for the command's exit code. Ctrl-C and SIGTERM go on to the command, which
+    ends as it would have here: at once, with the shell's 128+N."""
+    reply = b""
+    command_pid: int | None = None
+    received: list[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        received.append(signum)
+        if command_pid is not None:
+            os.kill(command_pid, signum)
+
+    handlers = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
         while chunk := connection.recv(64):
             reply += chunk
-    if not reply.startswith(b"exit "):
-        print("error: the torchlint server stopped before the command ended; run it again, or set "
-              f"{NO_SERVER}=1 to run without the server", file=sys.stderr)
-        return 2
-    return int(reply[len(b"exit "):])
+            if command_pid is None and b"\n" in reply:
+                first, _, reply = reply.partition(b"\n")
+                command_pid = int(first[len(b"pid "):])
+                for signum in received:  # a signal that came before the command was known
+                    os.kill(command_pid, signum)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    if reply.startswith(b"exit "):
+        return int(reply[len(b"exit "):])
+    if received:
+        return 128 + received[-1]
+    print("error: the torchlint server stopped before the command ended; run it again, or set "
+          f"{NO_SERVER}=1 to run without the server", file=sys.stderr)
+    return 2
 
 
 def main() -> None:

@@ -191,6 +191,8 @@ def _run_command(connection: socket.socket, request: dict, fds: list[int]) -> No
     """In the fork: become the caller (its streams, folder, environment, umask and
     arguments), run the command and send back its exit code."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # The caller sends its Ctrl-C and SIGTERM on to this process.
+    connection.sendall(f"pid {os.getpid()}\n".encode())
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
