@@ -3,7 +3,9 @@ that a server runs must print and exit exactly as one run without it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,6 +19,7 @@ import pytest
 
 from helpers import write
 from torchlint.launch import servers_possible
+from torchlint.server import status, stop
 
 pytestmark = pytest.mark.skipif(not servers_possible(), reason="the server needs fork() and Unix sockets")
 
@@ -39,9 +42,8 @@ def env() -> Iterator[dict[str, str]]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_") and k != "XDG_RUNTIME_DIR"}
     environment["TMPDIR"] = folder
     yield environment
-    ran = subprocess.run([sys.executable, "-m", "torchlint", "server", "status"], env=environment, capture_output=True, text=True)
-    if ran.returncode == 0:
-        subprocess.run([sys.executable, "-m", "torchlint", "server", "stop"], env=environment, capture_output=True)
+    with _environment_of(environment):
+        stop()
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -51,11 +53,28 @@ def torchlint(*args: str, cwd: Path, env: dict[str, str], server: bool = True, s
                           capture_output=True, text=True)
 
 
+@contextlib.contextmanager
+def _environment_of(env: dict[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _facts(env: dict[str, str]) -> dict | None:
+    """The status of the server ``env`` finds, asked from this process (as `torchlint server
+    status` asks it, without starting a Python for it)."""
+    with _environment_of(env):
+        return status()
+
+
 def served(env: dict[str, str]) -> int | None:
-    ran = torchlint("server", "status", cwd=Path("/"), env=env)
-    if ran.returncode != 0:
-        return None
-    return int(ran.stdout.split("), ")[1].split(" command")[0])
+    facts = _facts(env)
+    return None if facts is None else facts["served"]
 
 
 @pytest.fixture
@@ -108,6 +127,10 @@ def test_after_stop_and_when_none_was_started_the_command_runs_by_itself(tmp_pat
     assert torchlint("server", "status", cwd=tmp_path, env=env).stdout == "no torchlint server is running\n"
     assert torchlint("check", "model.py", "--no-cache", cwd=tmp_path, env=env).returncode == 1
     assert torchlint("server", "start", cwd=tmp_path, env=env).returncode == 0
+    shown = torchlint("server", "status", cwd=tmp_path, env=env)
+    assert shown.returncode == 0
+    assert re.fullmatch(r"torchlint server listening on .+\.sock \(pid \d+\), 0 commands run, stops after 3600 s idle\n",
+                        shown.stdout), shown.stdout
     again = torchlint("server", "start", cwd=tmp_path, env=env)
     assert again.returncode == 0 and again.stdout.startswith("torchlint server already listening on ")
     assert torchlint("server", "stop", cwd=tmp_path, env=env).stdout == "torchlint server stopped\n"
@@ -126,8 +149,9 @@ def test_an_idle_server_stops_by_itself(env: dict[str, str]) -> None:
 
 
 def _pid(env: dict[str, str]) -> int:
-    status = torchlint("server", "status", cwd=Path("/"), env=env).stdout
-    return int(status.split("(pid ")[1].split(")")[0])
+    facts = _facts(env)
+    assert facts is not None
+    return facts["pid"]
 
 
 def test_a_socket_left_by_a_killed_server_is_passed_over_and_replaced(tmp_path: Path, running: dict[str, str]) -> None:
