@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import compileall
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,19 @@ import torchlint
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     # A `torchlint server` the developer left running must not answer the commands the
-    # tests start; tests/test_server.py starts its own, in a folder of its own.
+    # tests start, even those that drop TORCHLINT_* settings: they look for servers in a
+    # folder of this session's own. tests/test_server.py starts its own, in folders of its own.
     os.environ["TORCHLINT_NO_SERVER"] = "1"
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="tlt")
     # Many tests run the `torchlint` command in a fresh process. Where writing bytecode is
     # turned off (PYTHONDONTWRITEBYTECODE), each of those would compile every module of the
     # package again; an installed wheel ships its bytecode, and so does this checkout once
     # compiled here.
     compileall.compile_dir(Path(torchlint.__file__).parent, quiet=1)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
