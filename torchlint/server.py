@@ -25,7 +25,8 @@ DEFAULT_IDLE_TIMEOUT = 3600.0
 _PRELOAD = (
     "torchlint.cli", "torchlint.runner", "torchlint.engine", "torchlint.fixing", "torchlint.reporters.concise",
     "torchlint.reporters.full", "torchlint.reporters.json_", "torchlint.reporters.github",
-    "torchlint.reporters.sarif", "pathspec", "tomllib", "json", "tempfile", "difflib",
+    "torchlint.reporters.sarif", "pathspec", "tomllib" if sys.version_info >= (3, 11) else "tomli", "json",
+    "tempfile", "difflib",
 )
 
 
