@@ -66,6 +66,12 @@ def _output_file(folder: Path, target: str) -> str:
     return str(folder / (hashlib.sha256(target.encode()).hexdigest()[:24] + ".pt"))
 
 
+def _against_saved(outputs: Path):
+    """The worker request's extra for a run compared with each target's output saved by the
+    first run of the unfixed code."""
+    return lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])}
+
+
 def _runs_code(records: dict[str, dict], files: set[str]) -> bool:
     return any(file in files for r in records.values() for file in r["executed"])
 
@@ -98,7 +104,7 @@ def _attribute(
             continue
         run = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None, only=changed,
                      overlay=copies[code],
-                     extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                     extra=_against_saved(outputs))
         for name in changed:
             if _output(fresh.targets[name], run.targets[name]) in (CHANGED, "fails after"):
                 blamed[name].append(code)
@@ -158,7 +164,7 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
                 try:
                     fixed = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
                                    only=[], overlay=copies[variant.name],
-                                   extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                                   extra=_against_saved(outputs))
                 except TruthError as error:
                     # The fixed code cannot even load the targets file: every target fails after the fixes.
                     variant.after.update({name: {**fresh.targets[name], "status": "error", "error": str(error)}
@@ -174,7 +180,7 @@ def measure(options, corpus: list[Library], libraries: list[Library], site: Path
                 step = time.perf_counter()
                 control = record([library], measured, site, jobs=options.jobs, timeout=options.timeout, previous=None,
                                  only=changed,
-                                 extra=lambda key: {"expected_output": _output_file(outputs, key.rpartition("::")[2])})
+                                 extra=_against_saved(outputs))
                 for name in changed:
                     fresh.targets[name]["reproduced"] = reproduces(control.targets[name])
                 seconds[f"{library.name} control"] = time.perf_counter() - step

@@ -126,6 +126,19 @@ def walk(
         extend(pending)
 
 
+def holds(root: cst.CSTNode, wanted: set[int]) -> bool:
+    """Whether ``root`` is, or has below it, a node whose id is in ``wanted``."""
+    found = False
+
+    def visit(node: cst.CSTNode) -> bool:
+        nonlocal found
+        found = found or id(node) in wanted
+        return found
+
+    walk(root, visit)
+    return found
+
+
 def nested_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
     """The blocks a compound statement holds: body, handlers, `else`/`elif`, `finally`, cases."""
     while True:

@@ -13,6 +13,7 @@ import socket
 import struct
 import sys
 import zlib
+from collections.abc import Sequence
 
 # Set to 1 to run in this process even when a server is listening.
 NO_SERVER = "TORCHLINT_NO_SERVER"
@@ -73,7 +74,7 @@ def private_folder(folder: str) -> bool:
     return stat.st_uid == os.getuid() and stat.st_mode & 0o077 == 0
 
 
-def send_message(connection: socket.socket, message: object, fds: list[int] = ()) -> None:
+def send_message(connection: socket.socket, message: object, fds: Sequence[int] = ()) -> None:
     data = marshal.dumps(message)
     socket.send_fds(connection, [_HEADER.pack(len(data))], list(fds))
     connection.sendall(data)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import holds
 from torchlint.diagnostic import Location
 from torchlint.parsing import parse_module
 from torchlint.source import LINE_END
@@ -217,7 +217,7 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
             seen[header] = occurrence = seen.get(header, 0) + 1
         if not left:
             break
-        if not _holds(statement, left):
+        if not holds(statement, left):
             continue
         if header is None:
             return None
@@ -261,18 +261,6 @@ def _place(parsed: Parsed, regenerated: str, header: re.Pattern, occurrence: int
         return None
     start = parsed.lines.line_start(row)
     return start if parsed.code.startswith(regenerated, start) else None
-
-
-def _holds(root: cst.CSTNode, wanted: set[int]) -> bool:
-    found = False
-
-    def visit(node: cst.CSTNode) -> bool:
-        nonlocal found
-        found = found or id(node) in wanted
-        return found
-
-    walk(root, visit)
-    return found
 
 
 def header_end(statement: cst.CSTNode) -> cst.CSTNode | None:

@@ -189,8 +189,8 @@ def _stream(fd: int, mode: str, setup: tuple[str, str] | None) -> io.TextIOWrapp
 
 
 def _run_command(connection: socket.socket, request: dict, fds: list[int]) -> None:  # pragma: no cover
-    """In the fork: become the caller (its streams, folder, environment, umask and
-    arguments), run the command and send back its exit code."""
+    """In the fork: become the caller (its streams, folder, environment, umask, arguments,
+    import path and interpreter), run the command and send back its exit code."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # The caller sends its Ctrl-C and SIGTERM on to this process.
     connection.sendall(f"pid {os.getpid()}\n".encode())

@@ -4,7 +4,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import holds
 from torchlint.diagnostic import Applicability
 from torchlint.rules._eager_checks import eager_check
 from torchlint.rules._side_effects import eager_only
@@ -163,18 +163,6 @@ def _undecidable_element(
     return (found, left_sequence.type) if isinstance(found, cst.BaseExpression) else None
 
 
-def _holds(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    found = False
-
-    def visit(node: cst.CSTNode) -> bool | None:
-        nonlocal found
-        found = found or node is inner
-        return True if found else None
-
-    walk(outer, visit)
-    return found
-
-
 def _check_in_eager_mode(comparison: cst.Comparison, ctx: RuleContext) -> FixPlan | None:
     """The comparison tested by an `assert` on a line of its own, or by an `if` whose branches
     only report, goes under the `is_compiling()` guard with its check (unsafe: while compiling
@@ -182,8 +170,8 @@ def _check_in_eager_mode(comparison: cst.Comparison, ctx: RuleContext) -> FixPla
     statement, function = ctx.statement, ctx.function
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         check = statement.body[0]
-        return eager_only(check, ctx) if isinstance(check, cst.Assert) and _holds(check.test, comparison) else None
-    if not (isinstance(statement, cst.If) and function is not None and _holds(statement.test, comparison)):
+        return eager_only(check, ctx) if isinstance(check, cst.Assert) and holds(check.test, {id(comparison)}) else None
+    if not (isinstance(statement, cst.If) and function is not None and holds(statement.test, {id(comparison)})):
         return None
     if enclosing_block(statement, function.node) is None:
         return None  # an `elif`, or an `if` sharing a line

@@ -61,7 +61,7 @@ class TargetFix:
         # Compiled output that differed from eager before the fixes (inductor's numerics)
         # is no change of the fixes' making.
         compiled_changed = not against["compiled"] and self.before.get("outputs_match") is not False
-        if not (not against["eager"] or compiled_changed):
+        if against["eager"] and not compiled_changed:
             return SAME
         return NOT_COMPARED if self.before.get("reproduced") is False else CHANGED
 
