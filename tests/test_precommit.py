@@ -82,11 +82,17 @@ def _init_repository(path: Path, env: dict[str, str]) -> None:
 
 
 def _working_tree_files(root: Path, env: dict[str, str]) -> list[Path]:
-    """Tracked and untracked files that are not ignored, relative to ``root``."""
+    """Tracked and untracked files that are not ignored, relative to ``root``, less any
+    virtual environment made inside the checkout (a folder holding `pyvenv.cfg`): copying
+    one, torch and all, into every snapshot would cost minutes."""
     listing = _git(root, env, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     relative = [Path(name) for name in listing.split("\0") if name]
+    environments = {path.parent for path in relative if path.name == "pyvenv.cfg"}
     # Deleted but still tracked files are listed too.
-    return [path for path in relative if (root / path).is_file()]
+    return [
+        path for path in relative
+        if (root / path).is_file() and not any(folder in environments for folder in path.parents)
+    ]
 
 
 def _snapshot(root: Path, destination: Path, env: dict[str, str]) -> Path:
