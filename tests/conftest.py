@@ -26,6 +26,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # folder of this session's own. tests/test_server.py starts its own, in folders of its own.
     os.environ["TORCHLINT_NO_SERVER"] = "1"
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="tlt")
+    # The commands the tests start keep what they compile in a cache folder of this session's
+    # own, not the developer's (torchlint/dataclass_code.py).
+    os.environ["XDG_CACHE_HOME"] = os.path.join(os.environ["XDG_RUNTIME_DIR"], "cache")
     # Many tests run the `torchlint` command in a fresh process. Where writing bytecode is
     # turned off (PYTHONDONTWRITEBYTECODE), each of those would compile every module of the
     # package again; an installed wheel ships its bytecode, and so does this checkout once

@@ -182,6 +182,9 @@ def main() -> None:
         code = run_on_server([sys.argv[0], *argv])
         if code is not None:
             sys.exit(code)
-    from torchlint.cli import main as run_here
+    from torchlint.dataclass_code import kept_between_commands
 
-    run_here()
+    with kept_between_commands():
+        from torchlint.cli import main as run_here
+
+        run_here()

@@ -1,0 +1,136 @@
+"""The code `dataclasses` compiles, kept between commands (torchlint/dataclass_code.py):
+real commands in fresh processes, each with a cache folder of its own."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint.dataclass_code import DISABLE, kept_between_commands
+
+MODEL = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
+# Dataclasses of every kind whose methods `dataclasses` writes, and what they do.
+SCRIPT = """
+import dataclasses, sys
+from torchlint.dataclass_code import kept_between_commands
+with kept_between_commands():
+    @dataclasses.dataclass(frozen=True, order=True)
+    class Frozen:
+        a: int
+        b: list = dataclasses.field(default_factory=list, compare=False)
+        c: str = "c"
+    @dataclasses.dataclass(eq=True, unsafe_hash=True)
+    class Plain:
+        x: float = 1.5
+    f = Frozen(2, [1])
+    try:
+        f.a = 3
+    except dataclasses.FrozenInstanceError as error:
+        print("frozen", type(error).__name__)
+    print(repr(f), f == Frozen(2), f < Frozen(3), hash(f) == hash(Frozen(2)), Frozen.__init__.__annotations__)
+    print(repr(Plain()), hash(Plain()) == hash(Plain(1.5)), Plain.__init__.__defaults__)
+"""
+
+
+def _environment(cache_home: Path, **extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != DISABLE}
+    return {**env, "XDG_CACHE_HOME": str(cache_home), **extra}
+
+
+def _check_model(cache_home: Path, **extra: str) -> subprocess.CompletedProcess:
+    model = cache_home.parent / "model.py"  # beside the cache folder, in the test's own folder
+    model.write_text(MODEL)
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", str(model)],
+        env=_environment(cache_home, **extra), capture_output=True, text=True, cwd=model.parent,
+    )
+
+
+def _cache_file(cache_home: Path) -> Path:
+    (found,) = (cache_home / "torchlint").glob("dataclass-code-*.marshal")
+    return found
+
+
+def test_a_command_keeps_the_code_and_the_next_one_uses_it_with_the_same_output(tmp_path: Path) -> None:
+    without = _check_model(tmp_path / "unused", **{DISABLE: "1"})
+    assert not (tmp_path / "unused").exists()
+    first = _check_model(tmp_path / "cache")
+    kept = _cache_file(tmp_path / "cache")
+    written = kept.stat().st_mtime_ns, kept.read_bytes()
+    assert oct(kept.stat().st_mode & 0o777) == "0o600"
+    again = _check_model(tmp_path / "cache")
+    for run in (first, again):
+        assert (run.returncode, run.stdout, run.stderr) == (without.returncode, without.stdout, without.stderr)
+    assert without.returncode == 1 and "model.py:6:9: TL101" in without.stdout
+    # Nothing was compiled again, so nothing was written.
+    assert (kept.stat().st_mtime_ns, kept.read_bytes()) == written
+
+
+def test_dataclasses_made_with_kept_code_behave_as_ones_compiled_afresh(tmp_path: Path) -> None:
+    def run(**extra: str) -> str:
+        done = subprocess.run([sys.executable, "-c", SCRIPT], env=_environment(tmp_path, **extra), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    afresh = run(**{DISABLE: "1"})
+    assert "frozen FrozenInstanceError" in afresh and "Frozen(a=2, b=[1], c='c') True True True" in afresh
+    assert run() == afresh  # compiles, and keeps
+    assert run() == afresh  # from what was kept
+
+
+def _planted(tmp_path: Path) -> Path:
+    """A cache file whose every entry is code that does not make the method asked for."""
+    _check_model(tmp_path / "cache")
+    kept = _cache_file(tmp_path / "cache")
+    texts = marshal.loads(kept.read_bytes())
+    kept.write_bytes(marshal.dumps({text: compile("pass", "<string>", "exec") for text in texts}))
+    return kept
+
+
+def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(tmp_path: Path) -> None:
+    kept = _planted(tmp_path)
+    used = _check_model(tmp_path / "cache")
+    # The planted code is run: nothing else tells that the file is read at all.
+    assert "TL101" not in used.stdout and "KeyError: '__create_fn__'" in used.stderr
+    kept.parent.chmod(0o777)
+    try:
+        passed_over = _check_model(tmp_path / "cache")
+    finally:
+        kept.parent.chmod(0o700)
+    assert passed_over.returncode == 1 and "TL101" in passed_over.stdout, passed_over.stderr
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00not marshal", marshal.dumps(["a list"]), marshal.dumps({"text": 3})])
+def test_a_damaged_file_is_passed_over_and_written_again(tmp_path: Path, content: bytes) -> None:
+    good = _check_model(tmp_path / "cache")
+    kept = _cache_file(tmp_path / "cache")
+    kept.write_bytes(content)
+    run = _check_model(tmp_path / "cache")
+    assert (run.returncode, run.stdout, run.stderr) == (good.returncode, good.stdout, good.stderr)
+    assert isinstance(marshal.loads(kept.read_bytes()), dict) and len(kept.read_bytes()) > 1000
+
+
+def test_an_unwritable_cache_folder_costs_nothing_but_the_time(tmp_path: Path) -> None:
+    without = _check_model(tmp_path / "unused", **{DISABLE: "1"})
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache/torchlint").write_text("a file where the folder would go")
+    run = _check_model(tmp_path / "cache")
+    assert (run.returncode, run.stdout, run.stderr) == (without.returncode, without.stdout, without.stderr)
+
+
+def test_dataclasses_is_left_as_it_was_even_when_the_block_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(DISABLE, raising=False)
+    with pytest.raises(ZeroDivisionError), kept_between_commands():
+        assert "exec" in vars(dataclasses)
+        dataclasses.make_dataclass("Point", ["x", "y"])
+        1 / 0
+    assert "exec" not in vars(dataclasses)
+    # What was compiled before the failure is kept.
+    assert _cache_file(tmp_path / "cache").stat().st_size > 0
