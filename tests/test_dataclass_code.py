@@ -134,3 +134,15 @@ def test_dataclasses_is_left_as_it_was_even_when_the_block_fails(tmp_path: Path,
     assert "exec" not in vars(dataclasses)
     # What was compiled before the failure is kept.
     assert _cache_file(tmp_path / "cache").stat().st_size > 0
+
+
+def test_without_an_absolute_cache_folder_nothing_is_kept_anywhere(tmp_path: Path) -> None:
+    """Relative XDG_CACHE_HOME and HOME would put the file in whatever folder the command
+    runs in: it is kept nowhere instead."""
+    env = {**_environment(tmp_path, XDG_CACHE_HOME="relative/cache"), "HOME": "relative-home"}
+    model = tmp_path / "model.py"
+    model.write_text(MODEL)
+    done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "model.py"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "model.py:6:9: TL101" in done.stdout
+    assert [path.name for path in tmp_path.iterdir()] == ["model.py"]

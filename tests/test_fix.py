@@ -212,6 +212,9 @@ WHERE_CASES = {
         "        y = torch.where(y.sum() > 0, y * 2, -y)\n",
     "        y = y * 2 if y.mean() > 0 else y.neg()\n":
         "        y = torch.where(y.mean() > 0, y * 2, y.neg())\n",
+    # an index guard: the item is read on both sides
+    "        t = y.sum().long()\n        y = y[t] if t >= 0 else y[-1]\n":
+        "        t = y.sum().long()\n        y = torch.where(t >= 0, y[t], y[-1])\n",
 }
 
 NOT_REWRITTEN = (
@@ -226,8 +229,11 @@ NOT_REWRITTEN = (
     "        y = y if y.sum() > 0 else None\n",
     "        z = (y, y) if y.sum() > 0 else (y,)\n",
     "        y = y if 0 in y else y * 2\n",
-    # a side whose shape differs from the other's
+    # a side whose shape differs from the other's: a slice, a boolean mask, two indices
     "        if y.sum() > 1:\n            y = y.repeat(2, 1)\n",
+    "        y = y[1:] if y.sum() > 0 else y\n",
+    "        m = y > 0\n        y = y[m] if y.sum() > 0 else y\n",
+    "        y = y[0, 1] if y.sum() > 0 else y\n",
 )
 
 

@@ -19,16 +19,18 @@ def _fixed(source: str) -> str:
     return result.text
 
 
+def _load(source: str, name: str):
+    """An instance of the module class ``name`` that ``source`` defines."""
+    namespace: dict = {}
+    exec(compile(source, "model.py", "exec"), namespace)
+    return namespace[name]()
+
+
 @pytest.mark.dynamo
 def test_a_check_run_in_eager_mode_only_compiles_whole():
     import torch
 
-    def load(source: str):
-        namespace: dict = {}
-        exec(compile(source, "model.py", "exec"), namespace)
-        return namespace["Net"]()
-
-    original, fixed = load(CHECK), load(_fixed(CHECK))
+    original, fixed = _load(CHECK, "Net"), _load(_fixed(CHECK), "Net")
     compiled = torch.compile(fixed, backend="eager", fullgraph=True)
     x = torch.rand(4, 3)
     torch.testing.assert_close(compiled(x, pad=2), original(x, pad=2))
@@ -38,11 +40,42 @@ def test_a_check_run_in_eager_mode_only_compiles_whole():
 def test_a_check_on_the_device_compiles_whole_and_still_fails():
     import torch
 
-    namespace: dict = {}
-    exec(compile(_fixed(RAISES), "model.py", "exec"), namespace)
-    fixed = namespace["Net"]()
+    fixed = _load(_fixed(RAISES), "Net")
     compiled = torch.compile(fixed, backend="eager", fullgraph=True)
     x = torch.rand(4, 3)
     torch.testing.assert_close(compiled(x), x * 2)
     with pytest.raises(RuntimeError):
         compiled(torch.full((4, 3), float("nan")))
+
+
+# A scheduler step as diffusers writes it: the table is read at `prev_t` unless it went below
+# zero, where a constant takes its place. There `prev_t` comes from a helper whose own break
+# hands it to this graph as an input; one computed in this graph (`t - 1`) would still break
+# at the read, as TL201's page says.
+INDEX_GUARD = """\
+import torch
+
+
+class Step(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("alphas_cumprod", torch.linspace(0.99, 0.01, 10))
+        self.register_buffer("one", torch.tensor(1.0))
+
+    def forward(self, sample: torch.Tensor, prev_t: torch.Tensor):
+        alpha_prod_t_prev = self.alphas_cumprod[prev_t] if prev_t >= 0 else self.one
+        return sample * alpha_prod_t_prev
+"""
+
+
+@pytest.mark.dynamo
+def test_an_index_guard_picked_with_torch_where_compiles_whole_on_both_sides_of_it():
+    import torch
+
+    fixed_source = _fixed(INDEX_GUARD)
+    assert "torch.where(prev_t >= 0, self.alphas_cumprod[prev_t], self.one)" in fixed_source
+    original, fixed = _load(INDEX_GUARD, "Step"), _load(fixed_source, "Step")
+    compiled = torch.compile(fixed, backend="eager", fullgraph=True)
+    sample = torch.rand(2, 3)
+    for prev_t in (6, 0, -1):
+        torch.testing.assert_close(compiled(sample, torch.tensor(prev_t)), original(sample, torch.tensor(prev_t)))

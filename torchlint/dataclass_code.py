@@ -29,8 +29,14 @@ _MAX_ENTRIES = 5000
 _CODE = type(compile("", "<string>", "exec"))
 
 
-def cache_file() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def cache_file() -> str | None:
+    """None where there is no home folder to keep it in (a relative path would land in
+    whatever folder the command runs in)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # as the XDG specification says: a relative one is ignored
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
     build = zlib.crc32(sys.version.encode())  # marshal's format and the bytecode follow the build
     return os.path.join(base, "torchlint", f"dataclass-code-{sys.implementation.cache_tag}-{build:08x}.marshal")
 
@@ -74,10 +80,10 @@ def _save(path: str, known: dict[str, object], added: dict[str, object]) -> None
 def kept_between_commands() -> Iterator[None]:
     """While inside, dataclasses defined anywhere compile each method's text only if no
     earlier command did."""
-    if os.environ.get(DISABLE):
+    path = cache_file()
+    if os.environ.get(DISABLE) or path is None:
         yield
         return
-    path = cache_file()
     known = _load(path)
     added: dict[str, object] = {}
 

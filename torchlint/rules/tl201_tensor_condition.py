@@ -75,17 +75,35 @@ _REDUCTIONS = frozenset({"max", "min", "amax", "amin", "sum", "mean", "norm", "s
 
 def _pure(value: cst.BaseExpression, ctx: RuleContext) -> bool:
     """Computing ``value`` changes nothing and keeps the shape a branch had: names,
-    constants, operators, and the element-wise functions and methods and argument-less
-    reductions above; no other call."""
-    return _only_computes(value, lambda call: _shape_keeping(call, ctx), reads_items=False)
+    constants, operators, the element-wise functions and methods and argument-less
+    reductions above, and reads of one item by a plain index; no other call."""
+    return _only_computes(value, lambda call: _shape_keeping(call, ctx), lambda subscript: _one_item(subscript, ctx))
 
 
-def _only_computes(value: cst.BaseExpression, call_allowed: Callable[[cst.Call], bool], reads_items: bool) -> bool:
+def _one_item(subscript: cst.Subscript, ctx: RuleContext) -> bool:
+    """`t[i]`, `t[-1]`, `self.table[self.step]`: one index, not a slice nor a boolean mask.
+    The read an index guard protects (`table[t] if t >= 0 else last`); with both sides
+    computed, it is made on the side not taken too."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    index = subscript.slice[0].slice.value
+    if ctx.kinds is not None and ctx.kinds.is_mask(index):
+        return False
+    if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):
+        index = index.expression
+    while isinstance(index, cst.Attribute):
+        index = index.value
+    return isinstance(index, (cst.Name, cst.Integer))
+
+
+def _only_computes(
+    value: cst.BaseExpression, call_allowed: Callable[[cst.Call], bool], read_allowed: Callable[[cst.Subscript], bool]
+) -> bool:
     """No part of ``value`` does anything but compute: each call is one ``call_allowed``
-    accepts, and there is no lambda, await, yield, walrus or comprehension (nor, unless
-    ``reads_items``, an indexing)."""
+    accepts, each indexing one ``read_allowed`` accepts, and there is no lambda, await,
+    yield, walrus or comprehension."""
     pure = True
-    banned = (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp) + (() if reads_items else (cst.Subscript,))
+    banned = (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp)
 
     def visit(node: cst.CSTNode) -> bool | None:
         nonlocal pure
@@ -93,6 +111,8 @@ def _only_computes(value: cst.BaseExpression, call_allowed: Callable[[cst.Call],
             pure = False
         elif isinstance(node, cst.Call):
             pure = call_allowed(node)
+        elif isinstance(node, cst.Subscript):
+            pure = read_allowed(node)
         return None if pure else True
 
     walk(value, visit)
@@ -158,7 +178,7 @@ class TensorCondition(Rule):
                 or assert_for_raise(node, module)
                 or eager_check(node, ctx)
                 or cond_skeleton(node, module, ctx.is_tensor, lambda value: _only_computes(
-                    value, lambda call: _torch_computation(call, ctx), reads_items=True))
+                    value, lambda call: _torch_computation(call, ctx), lambda subscript: True))
             )
 
         self._report(node.test, "`if`", _ASSERT if raises_only(node.body) else _WHERE, ctx, fix)
