@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.dataclass_code import DISABLE, kept_between_commands
+from torchlint.dataclass_code import DISABLE, cache_file, kept_between_commands
 
 MODEL = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
 # Dataclasses of every kind whose methods `dataclasses` writes, and what they do.
@@ -57,17 +57,47 @@ def _cache_file(cache_home: Path) -> Path:
     return found
 
 
-def test_a_command_keeps_the_code_and_the_next_one_uses_it_with_the_same_output(tmp_path: Path) -> None:
-    without = _check_model(tmp_path / "unused", **{DISABLE: "1"})
-    assert not (tmp_path / "unused").exists()
+def _same(run: subprocess.CompletedProcess, expected: subprocess.CompletedProcess) -> bool:
+    return (run.returncode, run.stdout, run.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess:
+    """The command's output with nothing kept."""
+    folder = tmp_path_factory.mktemp("nothing-kept")
+    run = _check_model(folder / "cache", **{DISABLE: "1"})
+    assert not (folder / "cache").exists()
+    assert run.returncode == 1 and "model.py:6:9: TL101" in run.stdout
+    return run
+
+
+@pytest.fixture(scope="module")
+def kept_texts(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A cache file as a command leaves it."""
+    folder = tmp_path_factory.mktemp("kept")
+    _check_model(folder / "cache")
+    return _cache_file(folder / "cache").read_bytes()
+
+
+def _with_cache_file(tmp_path: Path, content: bytes) -> Path:
+    """A private cache folder under ``tmp_path`` that holds ``content`` as the cache file."""
+    folder = tmp_path / "cache/torchlint"
+    folder.mkdir(parents=True, mode=0o700)
+    kept = folder / Path(cache_file()).name  # the name depends on the Python build alone
+    kept.write_bytes(content)
+    kept.chmod(0o600)
+    return kept
+
+
+def test_a_command_keeps_the_code_and_the_next_one_uses_it_with_the_same_output(
+    tmp_path: Path, expected: subprocess.CompletedProcess
+) -> None:
     first = _check_model(tmp_path / "cache")
     kept = _cache_file(tmp_path / "cache")
     written = kept.stat().st_mtime_ns, kept.read_bytes()
     assert oct(kept.stat().st_mode & 0o777) == "0o600"
     again = _check_model(tmp_path / "cache")
-    for run in (first, again):
-        assert (run.returncode, run.stdout, run.stderr) == (without.returncode, without.stdout, without.stderr)
-    assert without.returncode == 1 and "model.py:6:9: TL101" in without.stdout
+    assert _same(first, expected) and _same(again, expected)
     # Nothing was compiled again, so nothing was written.
     assert (kept.stat().st_mtime_ns, kept.read_bytes()) == written
 
@@ -84,17 +114,12 @@ def test_dataclasses_made_with_kept_code_behave_as_ones_compiled_afresh(tmp_path
     assert run() == afresh  # from what was kept
 
 
-def _planted(tmp_path: Path) -> Path:
-    """A cache file whose every entry is code that does not make the method asked for."""
-    _check_model(tmp_path / "cache")
-    kept = _cache_file(tmp_path / "cache")
-    texts = marshal.loads(kept.read_bytes())
-    kept.write_bytes(marshal.dumps({text: compile("pass", "<string>", "exec") for text in texts}))
-    return kept
-
-
-def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(tmp_path: Path) -> None:
-    kept = _planted(tmp_path)
+def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(
+    tmp_path: Path, expected: subprocess.CompletedProcess, kept_texts: bytes
+) -> None:
+    # Every entry is code that does not make the method asked for.
+    planted = marshal.dumps({text: compile("pass", "<string>", "exec") for text in marshal.loads(kept_texts)})
+    kept = _with_cache_file(tmp_path, planted)
     used = _check_model(tmp_path / "cache")
     # The planted code is run: nothing else tells that the file is read at all.
     assert "TL101" not in used.stdout and "KeyError: '__create_fn__'" in used.stderr
@@ -103,25 +128,22 @@ def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(tmp_path:
         passed_over = _check_model(tmp_path / "cache")
     finally:
         kept.parent.chmod(0o700)
-    assert passed_over.returncode == 1 and "TL101" in passed_over.stdout, passed_over.stderr
+    assert _same(passed_over, expected)
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00not marshal", marshal.dumps(["a list"]), marshal.dumps({"text": 3})])
-def test_a_damaged_file_is_passed_over_and_written_again(tmp_path: Path, content: bytes) -> None:
-    good = _check_model(tmp_path / "cache")
-    kept = _cache_file(tmp_path / "cache")
-    kept.write_bytes(content)
-    run = _check_model(tmp_path / "cache")
-    assert (run.returncode, run.stdout, run.stderr) == (good.returncode, good.stdout, good.stderr)
+def test_a_damaged_file_is_passed_over_and_written_again(
+    tmp_path: Path, content: bytes, expected: subprocess.CompletedProcess
+) -> None:
+    kept = _with_cache_file(tmp_path, content)
+    assert _same(_check_model(tmp_path / "cache"), expected)
     assert isinstance(marshal.loads(kept.read_bytes()), dict) and len(kept.read_bytes()) > 1000
 
 
-def test_an_unwritable_cache_folder_costs_nothing_but_the_time(tmp_path: Path) -> None:
-    without = _check_model(tmp_path / "unused", **{DISABLE: "1"})
+def test_an_unwritable_cache_folder_costs_nothing_but_the_time(tmp_path: Path, expected: subprocess.CompletedProcess) -> None:
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache/torchlint").write_text("a file where the folder would go")
-    run = _check_model(tmp_path / "cache")
-    assert (run.returncode, run.stdout, run.stderr) == (without.returncode, without.stdout, without.stderr)
+    assert _same(_check_model(tmp_path / "cache"), expected)
 
 
 def test_dataclasses_is_left_as_it_was_even_when_the_block_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
