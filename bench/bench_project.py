@@ -110,6 +110,20 @@ def server(command: str, server_folder: str) -> None:
                    check=command == "start", capture_output=True)
 
 
+# Starts a command from a fresh, small Python and reports its seconds, exit code and peak memory.
+# Linux counts in a child's peak the memory of the process it was forked from, and this script
+# holds every parsed file: started from here directly, each command would report at least that.
+_MEASURED_RUN = """
+import json, os, sys, time
+argv, cwd, env = json.loads(sys.stdin.read())
+os.chdir(cwd)
+started = time.perf_counter()
+pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps([time.perf_counter() - started, os.waitstatus_to_exitcode(status), usage.ru_maxrss]))
+"""
+
+
 def run_check(arguments: list[str], cwd: Path, server_folder: str | None = None) -> CommandRun:
     """One `torchlint check` process; its wall time and the peak memory of it and its workers
     (through a server, only the calling process's)."""
@@ -117,16 +131,14 @@ def run_check(arguments: list[str], cwd: Path, server_folder: str | None = None)
         report = Path(folder) / "report.json"
         command = [sys.executable, "-m", "torchlint", "check", *arguments, "--output-format", "json",
                    "-o", str(report), "--exit-zero", "--quiet"]
-        environment = _environment(server_folder)
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, env=environment)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
+        request = json.dumps([command, str(cwd), _environment(server_folder)])
+        measured = subprocess.run([sys.executable, "-c", _MEASURED_RUN], input=request, capture_output=True,
+                                  text=True, check=True)
+        seconds, exit_code, maxrss = json.loads(measured.stdout)
         found = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
-    peak = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+    peak = maxrss / (1024 * 1024) if sys.platform == "darwin" else maxrss / 1024
     listed = [(f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in found or ()]
-    return CommandRun(seconds, peak, len(found) if found is not None else -1, process.returncode, listed)
+    return CommandRun(seconds, peak, len(found) if found is not None else -1, exit_code, listed)
 
 
 def best(runs: list[CommandRun]) -> CommandRun:

@@ -6,6 +6,7 @@ module is imported before that choice is made."""
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import signal
@@ -187,4 +188,9 @@ def main() -> None:
     with kept_between_commands():
         from torchlint.cli import main as run_here
 
-        run_here()
+        try:
+            run_here()
+        finally:
+            # All the command built goes when the process ends. Python's last collection would
+            # walk it first: about 0.08 s of a one-file run, for nothing.
+            gc.freeze()
