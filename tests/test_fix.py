@@ -214,7 +214,7 @@ WHERE_CASES = {
         "        y = torch.where(y.mean() > 0, y * 2, y.neg())\n",
     # an index guard: the item is read on both sides
     "        t = y.sum().long()\n        y = y[t] if t >= 0 else y[-1]\n":
-        "        t = y.sum().long()\n        y = torch.where(t >= 0, y[t], y[-1])\n",
+        "        t = y.sum().long()\n        y = torch.where(t >= 0, y[t.reshape(1)].squeeze(0), y[-1])\n",
 }
 
 NOT_REWRITTEN = (

@@ -49,9 +49,8 @@ def test_a_check_on_the_device_compiles_whole_and_still_fails():
 
 
 # A scheduler step as diffusers writes it: the table is read at `prev_t` unless it went below
-# zero, where a constant takes its place. There `prev_t` comes from a helper whose own break
-# hands it to this graph as an input; one computed in this graph (`t - 1`) would still break
-# at the read, as TL201's page says.
+# zero, where a constant takes its place. Read as `table[prev_t]`, a 0-d index computed in the
+# graph breaks there; the fix reads it through a one-element index.
 INDEX_GUARD = """\
 import torch
 
@@ -62,20 +61,22 @@ class Step(torch.nn.Module):
         self.register_buffer("alphas_cumprod", torch.linspace(0.99, 0.01, 10))
         self.register_buffer("one", torch.tensor(1.0))
 
-    def forward(self, sample: torch.Tensor, prev_t: torch.Tensor):
+    def forward(self, sample: torch.Tensor, t: torch.Tensor):
+        prev_t = t - 3
         alpha_prod_t_prev = self.alphas_cumprod[prev_t] if prev_t >= 0 else self.one
         return sample * alpha_prod_t_prev
 """
 
 
 @pytest.mark.dynamo
-def test_an_index_guard_picked_with_torch_where_compiles_whole_on_both_sides_of_it():
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_index_guard_picked_with_torch_where_compiles_whole_on_both_sides_of_it(backend: str):
     import torch
 
     fixed_source = _fixed(INDEX_GUARD)
-    assert "torch.where(prev_t >= 0, self.alphas_cumprod[prev_t], self.one)" in fixed_source
+    assert "torch.where(prev_t >= 0, self.alphas_cumprod[prev_t.reshape(1)].squeeze(0), self.one)" in fixed_source
     original, fixed = _load(INDEX_GUARD, "Step"), _load(fixed_source, "Step")
-    compiled = torch.compile(fixed, backend="eager", fullgraph=True)
+    compiled = torch.compile(fixed, backend=backend, fullgraph=True)
     sample = torch.rand(2, 3)
-    for prev_t in (6, 0, -1):
-        torch.testing.assert_close(compiled(sample, torch.tensor(prev_t)), original(sample, torch.tensor(prev_t)))
+    for t in (9, 3, 2, 0):
+        torch.testing.assert_close(compiled(sample, torch.tensor(t)), original(sample, torch.tensor(t)))

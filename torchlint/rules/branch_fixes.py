@@ -31,14 +31,15 @@ def _assigned(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
     return assign.targets[0].target.value, assign.value
 
 
-def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) -> FixPlan | None:
+def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes, side_code=None) -> FixPlan | None:
     """`if c: y = a` (`else: y = b`) -> `y = torch.where(c, a, b)`, the else side being `y`'s
     value before the `if` where there is none. Unsafe: both sides are computed (a NaN or an
     error on the side not taken now happens, and reaches the gradient), and the result takes
     the broadcast shape and promoted dtype of both. None unless each branch is one assignment
     to the same name of a value ``takes`` accepts (a tensor that only computes), the name is
     bound before (``bound``), nothing but the branches' code is lost (no comments), and
-    `torch` is imported."""
+    `torch` is imported. ``side_code`` writes a side (its code as it stands by default)."""
+    code_of = side_code or module.code_for_node
     taken = _assigned(statement.body)
     if taken is None:
         return None
@@ -51,14 +52,14 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes) 
     elif isinstance(orelse, cst.Else) and (other_side := _assigned(orelse.body)) is not None and other_side[0] == name:
         if not takes(other_side[1]) or _numbers(value, other_side[1]):
             return None
-        other = module.code_for_node(other_side[1])
+        other = code_of(other_side[1])
     else:
         return None
     code = module.code_for_node(statement)
     if not takes(value) or "#" in code or not binds_torch(module):
         return None
     test = module.code_for_node(statement.test)
-    rewritten = f"{name} = torch.where({test}, {module.code_for_node(value)}, {other})"
+    rewritten = f"{name} = torch.where({test}, {code_of(value)}, {other})"
     return replace_node(statement, rewritten, "Pick with `torch.where`", Applicability.UNSAFE)
 
 
@@ -68,9 +69,10 @@ def _returned(block: cst.BaseSuite | cst.BaseStatement) -> cst.BaseExpression | 
     return statement.value if isinstance(statement, cst.Return) else None
 
 
-def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode, takes) -> FixPlan | None:
+def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode, takes, side_code=None) -> FixPlan | None:
     """`if c: return a` with `else: return b`, or followed by `return b`, -> `return
     torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
+    code_of = side_code or module.code_for_node
     taken = _returned(statement.body)
     if taken is None or not binds_torch(module):
         return None
@@ -90,7 +92,7 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
         return None
     if other is None or not (takes(taken) and takes(other)) or _numbers(taken, other):
         return None
-    parts = [module.code_for_node(part) for part in (statement.test, taken, other)]
+    parts = [module.code_for_node(statement.test), code_of(taken), code_of(other)]
     if "#" in module.code_for_node(statement) or any("#" in part for part in parts):
         return None
     rewritten = as_content(f"return torch.where({', '.join(parts)})")
@@ -159,11 +161,12 @@ def _numbers(*sides: cst.BaseExpression) -> bool:
     return all(number_literal(side) for side in sides)
 
 
-def where_for_ternary(node: cst.IfExp, module: cst.Module, takes) -> FixPlan | None:
+def where_for_ternary(node: cst.IfExp, module: cst.Module, takes, side_code=None) -> FixPlan | None:
     """`a if c else b` -> `torch.where(c, a, b)`; unsafe for the reasons `where_for_if` gives."""
+    code_of = side_code or module.code_for_node
     if not (takes(node.body) and takes(node.orelse)) or _numbers(node.body, node.orelse) or not binds_torch(module):
         return None
-    parts = [module.code_for_node(part) for part in (node.test, node.body, node.orelse)]
+    parts = [module.code_for_node(node.test), code_of(node.body), code_of(node.orelse)]
     if any("#" in part for part in parts):
         return None
     return replace_node(node, f"torch.where({', '.join(parts)})", "Pick with `torch.where`", Applicability.UNSAFE)
