@@ -99,6 +99,33 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
     return FixPlan("Pick with `torch.where`", Applicability.UNSAFE, (NodeEdit(statement, rewritten), *removed))
 
 
+class _OneElementReads(cst.CSTTransformer):
+    """`table[t]` -> `table[t.reshape(1)].squeeze(0)` for each index named in ``names``."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        element = updated.slice[0].slice if len(updated.slice) == 1 else None
+        index = element.value if isinstance(element, cst.Index) else None
+        if not (isinstance(index, cst.Name) and index.value in self.names):
+            return updated
+        reshaped = cst.Call(cst.Attribute(index, cst.Name("reshape")), [cst.Arg(cst.Integer("1"))])
+        read = updated.with_changes(slice=[cst.SubscriptElement(cst.Index(reshaped))])
+        return cst.Call(cst.Attribute(read, cst.Name("squeeze")), [cst.Arg(cst.Integer("0"))])
+
+
+def where_side_code(value: cst.BaseExpression, module: cst.Module, test: cst.BaseExpression, is_tensor) -> str:
+    """A `torch.where` side's code, each read of one item by a tensor ``test`` reads written
+    `table[t.reshape(1)].squeeze(0)`. Python asks that tensor's truth, so it holds one
+    element. Read as `table[t]`, a 0-d index is made an int, which breaks the graph (under
+    the AOT backends, on the GPU, and wherever the graph computes it); read through a
+    one-element index it stays in the graph."""
+    tested = {name for name in _names_read(test) if is_tensor(cst.Name(name))}
+    return module.code_for_node(value.visit(_OneElementReads(tested)) if tested else value)
+
+
 def _raised_message(raised: cst.Raise, module: cst.Module) -> str | None:
     """The code of a `raise`'s message as a constant string: `"negative"` for `raise
     ValueError("negative")`, `"ValueError"` for `raise ValueError` or `ValueError()`; None

@@ -15,6 +15,7 @@ from torchlint.rules.branch_fixes import (
     number_literal,
     where_for_if,
     where_for_return,
+    where_side_code,
     where_for_ternary,
 )
 from torchlint.rules.context import RuleContext
@@ -96,37 +97,6 @@ def _one_item(subscript: cst.Subscript, ctx: RuleContext) -> bool:
     return isinstance(index, (cst.Name, cst.Integer))
 
 
-class _GraphSafeReads(cst.CSTTransformer):
-    """`table[t]` -> `table[t.reshape(1)].squeeze(0)` for each index ``names`` holds."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-
-    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-        index = updated.slice[0].slice.value if len(updated.slice) == 1 and isinstance(updated.slice[0].slice, cst.Index) else None
-        if not (isinstance(index, cst.Name) and index.value in self.names):
-            return updated
-        reshaped = cst.Call(cst.Attribute(index, cst.Name("reshape")), [cst.Arg(cst.Integer("1"))])
-        read = updated.with_changes(slice=[cst.SubscriptElement(cst.Index(reshaped))])
-        return cst.Call(cst.Attribute(read, cst.Name("squeeze")), [cst.Arg(cst.Integer("0"))])
-
-
-def _side_code(value: cst.BaseExpression, test: cst.BaseExpression, ctx: RuleContext) -> str:
-    """A `torch.where` side's code, with each read of one item by a tensor the test reads
-    written `table[t.reshape(1)].squeeze(0)`. Python asks that tensor's truth, so it holds
-    one element; read as `table[t]`, Dynamo (on the GPU, and any backend but its own `eager`)
-    makes it an int and breaks there, read through a 1-element index it stays in the graph."""
-    tested = {node.value for node in _names(test) if ctx.is_tensor(node)}
-    return ctx.summary.module.code_for_node(value.visit(_GraphSafeReads(tested)) if tested else value)
-
-
-def _names(root: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-    walk(root, lambda node: found.append(node) if type(node) is cst.Name else None)
-    return found
-
-
 def _only_computes(
     value: cst.BaseExpression, call_allowed: Callable[[cst.Call], bool], read_allowed: Callable[[cst.Subscript], bool]
 ) -> bool:
@@ -195,17 +165,18 @@ class TensorCondition(Rule):
 
     def visit_If(self, node: cst.If, ctx: RuleContext) -> None:
         def fix(whole: bool) -> FixPlan | None:
+            module, function = ctx.summary.module, ctx.function
+
             def takes(value: cst.BaseExpression) -> bool:
                 return _where_side(value, ctx)
 
-            module, function = ctx.summary.module, ctx.function
+            def side_code(value: cst.BaseExpression) -> str:
+                return where_side_code(value, module, node.test, ctx.is_tensor)
+
             if function is None or enclosing_block(node, function.node) is None:
                 return None  # an `elif`, or an `if` sharing a line
             if not whole:
                 return eager_check(node, ctx)
-            def side_code(value: cst.BaseExpression) -> str:
-                return _side_code(value, node.test, ctx)
-
             return (
                 where_for_if(node, module, _bound(ctx), takes, side_code)
                 or where_for_return(node, module, function.node, takes, side_code)
@@ -224,8 +195,9 @@ class TensorCondition(Rule):
         def fix(whole: bool) -> FixPlan | None:
             if not whole:
                 return None
-            return where_for_ternary(node, ctx.summary.module, lambda value: _where_side(value, ctx),
-                                     lambda value: _side_code(value, node.test, ctx))
+            module = ctx.summary.module
+            return where_for_ternary(node, module, lambda value: _where_side(value, ctx),
+                                     lambda value: where_side_code(value, module, node.test, ctx.is_tensor))
 
         self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx, fix)
 
