@@ -50,7 +50,7 @@ def _writable_by_others(path: str) -> bool:
 
 
 def _load(path: str) -> dict[str, object]:
-    if not hasattr(os, "getuid") or _writable_by_others(os.path.dirname(path)) or _writable_by_others(path):
+    if _writable_by_others(os.path.dirname(path)) or _writable_by_others(path):
         return {}
     try:
         with open(path, "rb") as stream:
@@ -81,7 +81,8 @@ def kept_between_commands() -> Iterator[None]:
     """While inside, dataclasses defined anywhere compile each method's text only if no
     earlier command did."""
     path = cache_file()
-    if os.environ.get(DISABLE) or path is None:
+    # Without owners (Windows) nothing tells whether another user could have written the file.
+    if os.environ.get(DISABLE) or path is None or not hasattr(os, "getuid"):
         yield
         return
     known = _load(path)
