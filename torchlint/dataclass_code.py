@@ -23,6 +23,8 @@ import sys
 import zlib
 from collections.abc import Iterator
 
+from torchlint.launch import owned_alone
+
 DISABLE = "TORCHLINT_NO_CODE_CACHE"
 # Texts of older versions of libcst or torchlint are dropped once the file grows past this.
 _MAX_ENTRIES = 5000
@@ -41,16 +43,9 @@ def cache_file() -> str | None:
     return os.path.join(base, "torchlint", f"dataclass-code-{sys.implementation.cache_tag}-{build:08x}.marshal")
 
 
-def _writable_by_others(path: str) -> bool:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return True
-    return stat.st_uid != os.getuid() or stat.st_mode & 0o022 != 0
-
-
 def _load(path: str) -> dict[str, object]:
-    if _writable_by_others(os.path.dirname(path)) or _writable_by_others(path):
+    # Neither the folder nor the file may be another user's, or writable by anyone else.
+    if not (owned_alone(os.path.dirname(path), 0o022) and owned_alone(path, 0o022)):
         return {}
     try:
         with open(path, "rb") as stream:

@@ -65,14 +65,19 @@ def socket_path() -> str:
     return os.path.join(server_folder(), f"{server_key()}.sock")
 
 
+def owned_alone(path: str, others: int) -> bool:
+    """A file or folder this user owns whose permission bits in ``others`` are all clear."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return stat.st_uid == os.getuid() and stat.st_mode & others == 0
+
+
 def private_folder(folder: str) -> bool:
     """A folder this user owns that nobody else can enter, so that no other user can
     have planted the socket in it."""
-    try:
-        stat = os.stat(folder)
-    except OSError:
-        return False
-    return stat.st_uid == os.getuid() and stat.st_mode & 0o077 == 0
+    return owned_alone(folder, 0o077)
 
 
 def send_message(connection: socket.socket, message: object, fds: Sequence[int] = ()) -> None:
