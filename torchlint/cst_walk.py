@@ -139,6 +139,13 @@ def holds(root: cst.CSTNode, wanted: set[int]) -> bool:
     return found
 
 
+def single_index(subscript: cst.Subscript) -> cst.BaseExpression | None:
+    """The index of `x[i]`; None for a slice, or for several indices (`x[i, j]`)."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return subscript.slice[0].slice.value
+
+
 def nested_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
     """The blocks a compound statement holds: body, handlers, `else`/`elif`, `finally`, cases."""
     while True:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.cst_walk import single_index
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import constant_message
 from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, enclosing_block, replace_node
+from torchlint.rules.value_fixes import one_element_read
 
 
 def _sole_statement(block: cst.BaseSuite | cst.BaseStatement) -> cst.BaseSmallStatement | None:
@@ -102,18 +104,16 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
 class _OneElementReads(cst.CSTTransformer):
     """`table[t]` -> `table[t.reshape(1)].squeeze(0)` for each index named in ``names``."""
 
-    def __init__(self, names: set[str]) -> None:
+    def __init__(self, names: set[str], module: cst.Module) -> None:
         super().__init__()
         self.names = names
+        self.module = module
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-        element = updated.slice[0].slice if len(updated.slice) == 1 else None
-        index = element.value if isinstance(element, cst.Index) else None
+        index = single_index(updated)
         if not (isinstance(index, cst.Name) and index.value in self.names):
             return updated
-        reshaped = cst.Call(cst.Attribute(index, cst.Name("reshape")), [cst.Arg(cst.Integer("1"))])
-        read = updated.with_changes(slice=[cst.SubscriptElement(cst.Index(reshaped))])
-        return cst.Call(cst.Attribute(read, cst.Name("squeeze")), [cst.Arg(cst.Integer("0"))])
+        return cst.parse_expression(one_element_read(updated, index, self.module))
 
 
 def where_side_code(value: cst.BaseExpression, module: cst.Module, test: cst.BaseExpression, is_tensor) -> str:
@@ -123,7 +123,7 @@ def where_side_code(value: cst.BaseExpression, module: cst.Module, test: cst.Bas
     the AOT backends, on the GPU, and wherever the graph computes it); read through a
     one-element index it stays in the graph."""
     tested = {name for name in _names_read(test) if is_tensor(cst.Name(name))}
-    return module.code_for_node(value.visit(_OneElementReads(tested)) if tested else value)
+    return module.code_for_node(value.visit(_OneElementReads(tested, module)) if tested else value)
 
 
 def _raised_message(raised: cst.Raise, module: cst.Module) -> str | None:

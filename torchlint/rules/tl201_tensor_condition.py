@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import single_index, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules._eager_checks import eager_check
@@ -85,10 +85,8 @@ def _one_item(subscript: cst.Subscript, ctx: RuleContext) -> bool:
     """`t[i]`, `t[-1]`, `self.table[self.step]`: one index, not a slice nor a boolean mask.
     The read an index guard protects (`table[t] if t >= 0 else last`); with both sides
     computed, it is made on the side not taken too."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return False
-    index = subscript.slice[0].slice.value
-    if ctx.kinds is not None and ctx.kinds.is_mask(index):
+    index = single_index(subscript)
+    if index is None or (ctx.kinds is not None and ctx.kinds.is_mask(index)):
         return False
     if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):
         index = index.expression

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import children, walk
+from torchlint.cst_walk import children, single_index, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import integer_valued, keyword, positional
 from torchlint.rules.context import RuleContext
@@ -257,14 +257,19 @@ def one_element_index(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
     rewrite the TL305 page measured. Safe: both index with a tensor (a copy, not a view),
     and give the same values, dtype and gradient."""
     parents = _parents(ctx)
-    if parents is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    index = single_index(node)
+    if parents is None or index is None:
         return None
-    index = node.slice[0].slice.value
     module = ctx.summary.module
     if _binding(node, parents) is not None or _boolean(index, ctx) or "#" in module.code_for_node(node):
         return None
-    rewritten = f"{_atom(node.value, module)}[{_atom(index, module)}.reshape(1)].squeeze(0)"
-    return replace_node(node, rewritten, "Index with a one-element tensor and drop its dim", SAFE)
+    return replace_node(node, one_element_read(node, index, module), "Index with a one-element tensor and drop its dim", SAFE)
+
+
+def one_element_read(node: cst.Subscript, index: cst.BaseExpression, module: cst.Module) -> str:
+    """`t[i]` read through a one-element index: `t[i.reshape(1)].squeeze(0)`, which keeps a
+    0-d `i` a tensor where `t[i]` would make it an int."""
+    return f"{_atom(node.value, module)}[{_atom(index, module)}.reshape(1)].squeeze(0)"
 
 
 def _numbers(node: cst.BaseExpression) -> bool:
@@ -285,9 +290,10 @@ def list_as_tensor(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
     device=i.device)[i.reshape(1)].squeeze(0)`, where every use of the number is tensor
     arithmetic. Unsafe: see the TL305 page."""
     parents = _parents(ctx)
-    if parents is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    index = single_index(node)
+    if parents is None or index is None:
         return None
-    container, index = node.value, node.slice[0].slice.value
+    container = node.value
     module = ctx.summary.module
     if not (_numbers(container) or _numbers(ctx.assigned_value(container) or container)):
         return None

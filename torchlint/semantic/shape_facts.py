@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchlint.cst_walk import single_index
 from torchlint.semantic.kind_vocabulary import PYTHON, SIZE, TENSOR, Kind
 from torchlint.semantic.scopes import Scope, qualified_name
 from torchlint.semantic.undo_journal import Journal, JournaledSet
@@ -122,9 +123,8 @@ class ShapeFacts:
         return False
 
     def _single_number_index(self, node: cst.Subscript) -> bool:
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-            return False
-        return self.kind_of(node.slice[0].slice.value) in (PYTHON, SIZE)
+        index = single_index(node)
+        return index is not None and self.kind_of(index) in (PYTHON, SIZE)
 
     def _is_vector(self, node: cst.BaseExpression) -> bool:
         """A 1-d tensor: `torch.arange(n)`, `t.flatten()`, `t.view(-1)`, or one of the
