@@ -317,6 +317,10 @@ GUARDED_CALLS = {
     "conditional": """
         y = x if torch.compiler.is_compiling() else report(x)
     """,
+    "library-wrapper": """
+        if not is_compiling():
+            report(x)
+    """,
     "guard-in-a-name": """
         compiling = torch.jit.is_tracing() or is_torchdynamo_compiling()
         if not compiling:
@@ -342,6 +346,7 @@ def _net_calling_report(body: str) -> str:
 import torch
 from torch import nn
 from transformers.utils import is_torchdynamo_compiling
+from kornia.core.utils import is_compiling
 
 def report(x):
     print(x.shape)
@@ -475,3 +480,62 @@ def step(x, flag):
     ruled_out = source.replace("if flag:\n        x = x + 1", "if flag:\n        return x")
     assert findings(ruled_out) == []
     assert set(compiled(ruled_out)) == {"step"}
+
+
+def test_a_dispatch_table_of_classes_makes_each_method_compiled() -> None:
+    found = compiled(
+        """
+        import torch
+
+        class Euler:
+            def __init__(self, step): self.step = step
+            def integrate(self, t): return t * self.step
+
+        class Midpoint:
+            def __init__(self, step): self.step = step
+            def integrate(self, t): return t / self.step
+
+        class Unused:
+            def integrate(self, t): return t
+
+        SOLVERS = {"euler": Euler, "midpoint": Midpoint}
+
+        @torch.compile
+        def odeint(t, method):
+            solver = SOLVERS[method](0.1)
+            return solver.integrate(t)
+        """
+    )
+    assert {"Euler.__init__", "Euler.integrate", "Midpoint.__init__", "Midpoint.integrate"} <= set(found)
+    assert "Unused.integrate" not in found
+    assert found["Midpoint.integrate"] == "called through SOLVERS[...] (Midpoint) from pkg.model.odeint"
+
+
+def test_a_dispatch_table_of_imported_classes_reaches_their_files(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/solvers.py": """
+                class Base:
+                    def integrate(self, t):
+                        print(t)
+                        return t
+
+                class Euler(Base):
+                    pass
+                """,
+            "pkg/odeint.py": """
+                import torch
+                from .solvers import Euler
+
+                SOLVERS = [Euler]
+
+                @torch.compile
+                def odeint(t, method):
+                    solver = SOLVERS[method]()
+                    return solver.integrate(t)
+                """,
+        },
+    )
+    assert check("pkg/") == [("solvers.py", 3, "TL101")]

@@ -32,8 +32,8 @@ GUARD_FUNCTIONS = frozenset(
         "torch._utils.is_compiling",
     }
 )
-# Helpers other libraries export under these names (transformers, accelerate, ...).
-GUARD_NAMES = frozenset({"is_torchdynamo_compiling", "is_dynamo_compiling"})
+# Helpers other libraries export under these names (transformers, accelerate, kornia, ...).
+GUARD_NAMES = frozenset({"is_torchdynamo_compiling", "is_dynamo_compiling", "is_compiling"})
 
 
 # What a name holding a guard's value may have been assigned from (names are followed by

@@ -543,9 +543,47 @@ class _Index:
         held = self.held_targets(expr, function)
         if held is not None and len(held) > 1:
             return held
+        dispatched = self.dispatched(expr, function)
+        if dispatched is not None:
+            return dispatched
         target = self._callee(expr, function)
         found = [(target, "")] if target is not None else []
         return found + (held or [])
+
+    def dispatched(
+        self, expr: cst.BaseExpression, function: FunctionInfo
+    ) -> list[tuple[FunctionInfo | Ref, str]] | None:
+        """`SOLVERS[method](...)`, and `solver.integrate(t)` after `solver = SOLVERS[method](...)`,
+        where `SOLVERS` is a dict, list or tuple literal of classes or functions: what each of
+        its entries would run. None for any other call."""
+        method = ""
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+            method = expr.attr.value
+            built = assigned_value(expr.value, function.scope)
+            expr = built.func if type(built) is cst.Call else None
+        if type(expr) is not cst.Subscript or type(expr.value) is not cst.Name:
+            return None
+        table = expr.value.value
+        owner = lookup_scope(function.scope, table)
+        entries = _literal_entries(owner.assignments.get(table)) if owner is not None else None
+        if not entries:
+            return None
+        found: list[tuple[FunctionInfo | Ref, str]] = []
+        for entry in entries:
+            target = self._entry_target(entry, owner, method)
+            if target is not None:
+                found.append((target, f"{table}[...] ({dotted_name(entry) or '?'})"))
+        return found
+
+    def _entry_target(self, entry: cst.BaseExpression, scope: Scope, method: str) -> FunctionInfo | Ref | None:
+        """What one entry of a dispatch table runs: called (``method`` empty), or its ``method``."""
+        cls = self.local_class(entry, scope)
+        if cls is not None:
+            return self.method(cls, method) if method else self.construct(cls)
+        if method:
+            name = self.project_name(entry, scope)
+            return Ref(METHOD, name, method) if may_be_project(name) else None
+        return self.local_function(entry, scope) or self._imported(entry, scope)
 
     def callee(self, expr: cst.BaseExpression, function: FunctionInfo) -> FunctionInfo | Ref | None:
         """What calling ``expr`` inside ``function`` runs: a function here, a Ref, or None
@@ -633,6 +671,17 @@ class _Index:
         if function is not None and isinstance(expr, cst.Attribute):
             return self.callee(expr, function)
         return None
+
+
+def _literal_entries(value: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
+    """The values of a dict, list or tuple literal of names (`{"euler": Euler, ...}`)."""
+    if isinstance(value, cst.Dict):
+        entries = [element.value for element in value.elements if isinstance(element, cst.DictElement)]
+    elif isinstance(value, (cst.List, cst.Tuple)):
+        entries = [element.value for element in value.elements if not isinstance(element, cst.StarredElement)]
+    else:
+        return None
+    return entries if all(isinstance(entry, (cst.Name, cst.Attribute)) for entry in entries) else None
 
 
 # What rules use to resolve a call to this file's functions (TL504).
