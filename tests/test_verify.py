@@ -459,3 +459,30 @@ def test_traced_regions_separate_rule_misses_from_region_misses(verify_pool, tmp
     assert traced["summary"]["recall"] == 1.0
     text = verify(verify_pool, "model.py", cwd=tmp_path).stdout
     assert "with every function that ran taken as compiled: 1 matched" in text
+
+
+@needs_torch
+@pytest.mark.dynamo
+def test_numpy_and_random_draws_are_seeded_alike_before_each_run(verify_pool, tmp_path):
+    # The draws run eagerly at a break in both runs; seeded alike, they give the same numbers.
+    write(
+        tmp_path / "model.py",
+        """\
+        import random
+
+        import numpy as np
+        import torch
+
+
+        def jitter(x: torch.Tensor) -> torch.Tensor:
+            scale = np.random.beta(0.4, 0.4, x.shape[0])
+            return x * torch.as_tensor(scale, dtype=x.dtype) + random.random()
+
+
+        def torchlint_targets():
+            return {"jitter": (jitter, (torch.ones(3),))}
+        """,
+    )
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
+    [target] = report["targets"]
+    assert len(target["breaks"]) == 2 and target["outputs_match"] is True

@@ -242,20 +242,19 @@ def _compiled_function(fn) -> str | None:
 
 
 def run_target(request: dict) -> dict:
-    import torch
-
     from torchlint.verify.breaks import compile_and_collect, fullgraph_compiles
 
     fn, args, kwargs = _unpack(_load_targets(request["path"])[request["name"]])
     fn, args, kwargs = _to_device(fn, args, kwargs, request["device"])
     backend, mode = request["backend"], request.get("mode")
-    # The same seed before each run, so random ops give comparable outputs.
-    torch.manual_seed(0)
+    # The same seeds (torch's, NumPy's and `random`'s) before each run, so random draws give
+    # comparable outputs.
+    _seed_everything()
     expected, executed, spans = _executed_lines(fn, args, kwargs)
     with _compile_profile(request.get("profile")):
-        torch.manual_seed(0)
+        _seed_everything()
         breaks, output = compile_and_collect(fn, args, kwargs, backend=backend, mode=mode)
-        torch.manual_seed(0)
+        _seed_everything()
         ok, why, _ = fullgraph_compiles(fn, args, kwargs, backend=backend, mode=mode)
     response = {
         "status": "ok",
