@@ -316,6 +316,10 @@ def test_a_lock_under_fullgraph_fails_rather_than_skips() -> None:
         ("import datetime\n", "stamp = datetime.datetime.now()"),
         ("from datetime import date\n", "day = date.today()"),
         ("import sys\n", "size = sys.getsizeof(3)"),
+        ("import sys\n", "caller = sys._getframe(1).f_code.co_name"),
+        ("import inspect\n", "frame = inspect.currentframe()"),
+        ("import inspect\n", "depth = len(inspect.stack())"),
+        ("from importlib import import_module\n", "math = import_module('math')"),
     ],
 )
 def test_untraceable_stdlib_calls(prelude: str, body: str) -> None:
@@ -329,6 +333,7 @@ def test_untraceable_stdlib_calls(prelude: str, body: str) -> None:
         ("import os\n", "debug = os.environ.get('DEBUG')"),
         ("import re\n", "ok = re.match('a', 'abc')"),
         ("import struct\n", "packed = struct.pack('i', 1)"),
+        ("import importlib.util\n", "found = importlib.util.find_spec('math')"),
         ("import json\n", "json = {'a': 1}\n        key = json.get('a')"),  # a local dict named json
     ],
 )

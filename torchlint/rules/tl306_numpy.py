@@ -24,7 +24,6 @@ class NumpyWithoutTracing(Rule):
 
     invalid = (
         """
-        import numpy as np
         import torch
 
         torch._dynamo.config.trace_numpy = False
@@ -37,7 +36,7 @@ class NumpyWithoutTracing(Rule):
 
             def forward(self, x):
                 y = self.proj(x)
-                return torch.from_numpy(np.clip(y.detach().numpy(), -1.0, 1.0))
+                return torch.from_numpy(y.detach().numpy().clip(-1.0, 1.0))
         """,
         """
         import torch

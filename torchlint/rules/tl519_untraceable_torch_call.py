@@ -20,6 +20,10 @@ _CALLS = {
     "torch.serialization.save": ("Dynamo skips serialization", _SERIALIZE_REWRITE),
     "torch.load": ("Dynamo skips serialization", _SERIALIZE_REWRITE),
     "torch.serialization.load": ("Dynamo skips serialization", _SERIALIZE_REWRITE),
+    "torch.sparse_coo_tensor": (
+        "Dynamo skips building a sparse tensor",
+        "build it outside the compiled function and pass it in, or keep the data dense",
+    ),
     "io.BytesIO": ("Dynamo cannot trace in-memory files", _BUFFER_REWRITE),
     "io.StringIO": ("Dynamo cannot trace in-memory files", _BUFFER_REWRITE),
 }

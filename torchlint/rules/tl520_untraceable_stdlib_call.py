@@ -14,7 +14,7 @@ _SKIPPED_FUNCTIONS = frozenset(
         "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.path.getmtime",
         "os.listdir", "os.scandir", "os.stat", "os.getpid", "os.cpu_count", "os.makedirs",
         "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today",
-        "sys.getsizeof",
+        "sys.getsizeof", "sys._getframe", "inspect.currentframe", "inspect.stack", "importlib.import_module",
     }
 )
 
