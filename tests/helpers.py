@@ -85,7 +85,7 @@ def check(*args: str) -> list[tuple[str, int, str]]:
     """(file, row, code) of every finding of `torchlint check ARGS`."""
     result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", *args])
     assert result.exit_code == 0, result.output
-    found = json.loads(result.output[result.output.index("[") : result.output.rindex("]") + 1])
+    found = json.loads(result.stdout)
     return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in found)
 
 

@@ -13,6 +13,7 @@ from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
 from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+from torchlint.semantic.typed_dicts import has_optional_keys
 
 # An edge's target: a function of the same file (its qualified name), or a Ref whose
 # relative names are made absolute.
@@ -46,6 +47,8 @@ class ClassOutline:
     tensor_members: frozenset[str] = frozenset()
     # classmethods that return an object of the class (`from_dict`)
     factories: frozenset[str] = frozenset()
+    # a TypedDict with an optional key, by its own body and its bases in the file
+    optional_keys: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,7 @@ def outline_of(
             tuple(info.held.items()),
             members.tensor_members(info),
             frozenset(name for name, method in info.methods.items() if is_factory(method, info)),
+            has_optional_keys(info, index.local_bases),
         )
 
     constructions = []

@@ -62,6 +62,9 @@ class ProjectFacts:
     # (class here, attribute) -> the tensor members of the objects other files give the
     # `__init__` argument that `self.<attribute>` keeps
     held_tensors: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # module-level imports here, as the file spells them, that name a TypedDict class of
+    # another file with an optional key (calling one breaks the graph)
+    optional_key_dicts: frozenset[str] = frozenset()
 
 
 class ProjectIndex:
@@ -396,10 +399,12 @@ class ProjectIndex:
             self._passed_in = _by_file(self.passed())
         parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
+        optional_key_dicts = self.optional_key_dicts(path) if compiled else frozenset()
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if described:
             unchanged = unchanged and not self._module_classes(path)
-        if outline.parsed and unchanged and not (disabled_imports or parameter_kinds or held_tensors):
+        told = disabled_imports or parameter_kinds or held_tensors or optional_key_dicts
+        if outline.parsed and unchanged and not told:
             return None
         # What the file finds on its own once told which classes are modules; the rest is
         # compiled because of other files.
@@ -413,6 +418,7 @@ class ProjectIndex:
             disabled_imports=disabled_imports,
             parameter_kinds=parameter_kinds,
             held_tensors=held_tensors,
+            optional_key_dicts=optional_key_dicts,
         )
 
     # Kinds across files -------------------------------------------------------------
@@ -455,17 +461,45 @@ class ProjectIndex:
     def disabled_imports(self, path: str) -> frozenset[str]:
         """The module-level imports of ``path`` that name a disabled function of another file:
         `lookup` for `from .cache import lookup`, `cache.lookup` for `from . import cache`."""
+        return self._imports_naming(
+            path, "function", self.blocked.__contains__, lambda module: self.files[module].disabled
+        )
+
+    def optional_key_dicts(self, path: str) -> frozenset[str]:
+        """The module-level imports of ``path`` that name a TypedDict class of another file
+        with an optional key: `Message` for `from .runtime import Message`, `runtime.Message`
+        for `from . import runtime`."""
+        return self._imports_naming(
+            path,
+            "class",
+            self._optional_keys,
+            lambda module: [name for name in self.files[module].classes if self._optional_keys((module, name))],
+        )
+
+    def _imports_naming(
+        self, path: str, kind: str, wanted: Callable[[Node], bool], members: Callable[[str], Iterable[str]]
+    ) -> frozenset[str]:
+        """The module-level imports of ``path``, as it spells them, that name a ``kind``
+        ("function" or "class") of another file that is ``wanted``, or reach one of the
+        ``members`` of an imported module."""
         found = set()
         for local, target in self.files[path].imports.items():
             resolved = self.resolve(target)
-            if resolved is not None and resolved[0] == "function" and resolved[1] != path:
-                if (resolved[1], resolved[2]) in self.blocked:
+            if resolved is not None and resolved[0] == kind and resolved[1] != path:
+                if wanted((resolved[1], resolved[2])):
                     found.add(local)
                 continue
             module = self._module_path(target)
             if module is not None and module != path:
-                found.update(f"{local}.{name}" for name in self.files[module].disabled if "." not in name)
+                found.update(f"{local}.{name}" for name in members(module) if "." not in name)
         return frozenset(found)
+
+    def _optional_keys(self, key: ClassKey, _seen: frozenset = frozenset()) -> bool:
+        if key in _seen:
+            return False
+        if self.files[key[0]].classes[key[1]].optional_keys:
+            return True
+        return any(self._optional_keys(base, _seen | {key}) for base in self._bases(key))
 
     def _module_classes(self, path: str) -> dict[str, str]:
         found = {}

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Applicability
+from torchlint.rules.base import Rule
+from torchlint.rules.context import RuleContext
+from torchlint.rules.fixes import FixPlan, NodeEdit
+from torchlint.semantic.scopes import dotted_name, lookup_scope
+from torchlint.semantic.typed_dicts import has_optional_keys
+
+_LITERAL = "a dict literal with the same keys (`{...}`), which is the same dict and compiles"
+
+
+def _optional_key_class(func: cst.BaseExpression, ctx: RuleContext) -> str | None:
+    """The name of the TypedDict class with optional keys that ``func`` calls, if it is one:
+    of this file, or imported from another linted file (the project index tells)."""
+    local = ctx.call_index.local_class(func, ctx.scope)
+    if local is not None:
+        return local.qualname if has_optional_keys(local, ctx.call_index.local_bases) else None
+    spelled = dotted_name(func)
+    facts = ctx.project_facts
+    if spelled is None or facts is None or spelled not in facts.optional_key_dicts:
+        return None
+    # The project names module-level imports: a local of the same name is something else.
+    return spelled if lookup_scope(ctx.scope, spelled.split(".", 1)[0]) is ctx.summary.scope else None
+
+
+def _as_literal(node: cst.Call, module: cst.Module) -> FixPlan | None:
+    """`Message(name=n, value=v)` -> `{"name": n, "value": v}`: a TypedDict call makes that dict.
+    Only for keyword arguments: a mapping passed positionally would need its keys."""
+    if any(arg.keyword is None or arg.star for arg in node.args):
+        return None
+    items = ", ".join(f'"{arg.keyword.value}": {module.code_for_node(arg.value)}' for arg in node.args)
+    # Braces are doubled: the engine fills `{newline}` and `{indent}` into edits.
+    literal = ("{" + items + "}").replace("{", "{{").replace("}", "}}")
+    return FixPlan("Build a dict literal", Applicability.SAFE, (NodeEdit(node, literal),))
+
+
+class TypedDictWithOptionalKeys(Rule):
+    code = "TL523"
+    name = "typed-dict-with-optional-keys"
+    message = (
+        "calling a TypedDict class with optional keys (`total=False`, `NotRequired[...]`) in compiled "
+        "code breaks the graph; build " + _LITERAL
+    )
+    suggestion = "build " + _LITERAL + "; annotate the variable with the class to keep the type"
+    fixes = (Applicability.SAFE,)
+    gb_ids = ("GB0257",)
+    gb_types = ("TypedDict with optional keys",)
+
+    def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
+        name = _optional_key_class(node.func, ctx)
+        if name is None:
+            return
+        ctx.report(
+            type(self),
+            node,
+            f"calling `{name}`, a TypedDict with optional keys, in compiled code breaks the graph; build "
+            + _LITERAL,
+            fix=_as_literal(node, ctx.summary.module),
+        )
+
+    invalid = (
+        """
+        from typing import TypedDict
+
+        import torch
+
+
+        class Message(TypedDict, total=False):
+            name: str
+            value: torch.Tensor
+
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                msg = Message(name="x", value=x)
+                return msg["value"] * 2
+        """,
+        """
+        from typing import TypedDict
+
+        import torch
+        from typing_extensions import NotRequired
+
+
+        class Config(TypedDict):
+            scale: float
+            bias: NotRequired[torch.Tensor]
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            config = Config(scale=2.0)
+            return x * config["scale"]
+        """,
+    )
+
+    valid = (
+        """
+        from typing import TypedDict
+
+        import torch
+
+
+        class Message(TypedDict, total=False):
+            name: str
+            value: torch.Tensor
+
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                msg: Message = {"name": "x", "value": x}
+                return msg["value"] * 2
+        """,
+        """
+        from typing import TypedDict
+
+        import torch
+
+
+        class Config(TypedDict):
+            scale: float
+            bias: torch.Tensor
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            config = Config(scale=2.0, bias=x)
+            return x * config["scale"] + config["bias"]
+        """,
+    )
