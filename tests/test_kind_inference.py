@@ -424,3 +424,33 @@ class Net(torch.nn.Module):
         return b
 """
     assert findings(source) == [("TL201", 29)]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # what comes back from code of another file, then a method only tensors and arrays have
+        ("if load(x).unsqueeze(0).sum() > 0:", [("TL201", 9)]),
+        ("if load(x).view(-1).any():", [("TL201", 9)]),
+        ("if x[load(x).bool()].numel():", [("TL403", 9)]),
+        ("if x[load(x).detach() > 0].numel():", [("TL403", 9)]),
+        # names other objects share say nothing: a distribution's `expand`, a module's `to`
+        ("if load(x).expand([2]).sample() > 0:", []),
+        ("if load(x).to('cpu').training:", []),
+        ("if load(x).sum() > 0:", []),
+    ],
+)
+def test_a_method_only_arrays_have_makes_its_result_a_tensor(line: str, expected: list) -> None:
+    source = f"""
+import torch
+from elsewhere import load
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        y = x
+        {line}
+            y = x + 1
+        return y
+"""
+    assert findings(source) == expected

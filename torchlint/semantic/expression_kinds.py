@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.semantic.kind_vocabulary import (
+    ARRAY_ONLY_METHODS,
     CAPTURED,
     MATH_PREFIX,
     META,
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from torchlint.semantic.summary import ClassInfo
 
 # Methods that reduce a tensor to one truth value.
-_REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
 
 
 class ExpressionKinds:
@@ -274,8 +274,9 @@ class ExpressionKinds:
             return TENSOR_METHOD_KINDS.get(method, TENSOR)
         if kind is MODULE:
             return TENSOR if method in ("forward", "__call__") else UNKNOWN
-        if kind is UNKNOWN and method in _REDUCTIONS_TO_BOOL:
-            # Lists have no `.any()`; what has one (a tensor, an array) holds data.
+        if kind is UNKNOWN and method in ARRAY_ONLY_METHODS:
+            # Lists and numbers have no `.any()` or `.unsqueeze()`; what has one (a tensor,
+            # an array) holds data.
             return TENSOR
         if kind is SIZE:
             return SIZE

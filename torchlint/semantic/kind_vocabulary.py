@@ -112,6 +112,14 @@ TENSOR_METHOD_KINDS = {
     **{name: META for name in _META_METHODS},
     **{name: PYTHON for name in _PYTHON_METHODS},
 }
+# Methods only tensors and arrays have: what one is called on holds data, and so does its
+# result. Names other objects share are left out (`expand` and `mask` of distributions,
+# `to`, `float` and `cuda` of modules, `split` of strings, `sample`, `copy`).
+ARRAY_ONLY_METHODS = frozenset(
+    {"any", "all", "unsqueeze", "squeeze", "view", "view_as", "permute", "contiguous", "masked_fill",
+     "expand_as", "bool", "new_zeros", "new_ones", "new_full", "new_empty", "type_as", "detach", "unbind",
+     "narrow", "index_select", "masked_select"}
+)
 # Attributes of `torch` that are dtypes (`torch.float16`).
 TORCH_DTYPES = frozenset(
     {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32", "int64",

@@ -177,7 +177,7 @@ class ShapeFacts:
                 return True
             func = node.func
             if type(func) is cst.Attribute and func.attr.value in _MASK_METHODS:
-                return self.kind_of(func.value) is TENSOR
+                return self.kind_of(node) is TENSOR  # `x.bool()` makes `x` one, whatever it was
             if type(func) is cst.Attribute and func.attr.value in _LAYOUT_METHODS:
                 return self.is_mask(func.value)  # a reshaped mask is a mask
         return False
