@@ -55,6 +55,7 @@ def test_explicit_config_applies_everywhere(tmp_path: Path) -> None:
         ('[tool.torchlint]\nselect = ["TL77"]\n', "unknown rule selector `TL77`"),
         ('[tool.torchlint]\nper-file-ignores = {"a.py" = ["XX1"]}\n', "unknown rule selector `XX1`"),
         ("[tool.torchlint\n", "invalid TOML"),
+        ('[tool.torchlint]\nmode = "inference"\n', '`mode` must be one of "train", "eval", "both"'),
     ],
 )
 def test_bad_configuration_names_file_and_key(tmp_path: Path, text: str, expected: str) -> None:

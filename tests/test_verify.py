@@ -486,3 +486,30 @@ def test_numpy_and_random_draws_are_seeded_alike_before_each_run(verify_pool, tm
     report = verify_json(verify_pool, "model.py", cwd=tmp_path)
     [target] = report["targets"]
     assert len(target["breaks"]) == 2 and target["outputs_match"] is True
+
+
+@needs_torch
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("mode", "breaks"), [("both", 1), ("eval", 0), ("train", 1)])
+def test_verify_runs_modules_in_the_profiles_mode(verify_pool, tmp_path, mode, breaks):
+    write(tmp_path / "pyproject.toml", f'[tool.torchlint]\nmode = "{mode}"\n')
+    write(
+        tmp_path / "model.py",
+        """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                if self.training:
+                    print("training step")
+                return x * 2
+
+
+        def torchlint_targets():
+            return {"net": (Net(), (torch.ones(3),))}
+        """,
+    )
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path, expect_exit=0)
+    [target] = report["targets"]
+    assert len(target["breaks"]) == breaks

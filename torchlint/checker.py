@@ -15,6 +15,7 @@ from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, Guarded
 from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
 from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
+from torchlint.semantic.path_conditions import PathConditions, parent_map, path_conditions
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
@@ -72,6 +73,16 @@ class LintContext:
         self.passed: dict[int, dict[int | str, Kind]] | None = None
         self._held: dict[tuple[ClassInfo, str], frozenset[str]] = {}
         self._qualified_names: dict[tuple[int, int], str | None] = {}
+        # the parents of the nodes of the last function a finding was made in, by id
+        self._parents: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
+
+    def _path_conditions(self, function: FunctionInfo, node: cst.CSTNode) -> PathConditions:
+        """What ``node`` runs under in ``function``: `self.training`, dtype tests, config flags."""
+        body = function.node.body
+        if self._parents[0] is not body:
+            self._parents = (body, parent_map(body))
+        owner = function.method
+        return path_conditions(body, node, self._parents[1], self.summary.module, owner.self_name if owner else None)
 
     def _passed_from_elsewhere(self, function: FunctionInfo) -> dict[str, Kind]:
         facts = self.project_facts
@@ -182,6 +193,13 @@ class LintContext:
         walked (a file-wide rule's finding about a caller)."""
         function = self.function if function is None else function
         text = message or rule.message
+        if function is not None:
+            conditions = self._path_conditions(function, node)
+            if self.profile.mode == "eval" and conditions.training is True:
+                return  # never runs in the mode the project compiles
+            if self.profile.mode == "train" and conditions.training is False:
+                return
+            text += conditions.wording()
         if self._compiles_fullgraph(function):
             text += FULLGRAPH_NOTE
         self.findings.append(

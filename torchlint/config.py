@@ -43,6 +43,8 @@ class Settings:
     trace_numpy: bool | None = None
     trace_autograd_ops: bool | None = None
     reorderable_logging_functions: tuple[str, ...] = ()
+    # The mode modules are compiled in: "train", "eval" or "both".
+    mode: str = "both"
     # `--fix` without being asked, and whether unsafe fixes count too (None: not said)
     fix: bool = False
     unsafe_fixes: bool | None = None
@@ -92,6 +94,13 @@ def _boolean(value: Any, key: str, where: str) -> bool:
     return value
 
 
+def _one_of(value: Any, key: str, where: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        shown = ", ".join(f'"{choice}"' for choice in allowed)
+        raise ConfigError(f"{where}: `{key}` must be one of {shown}")
+    return value
+
+
 # key -> (Settings field, parser(value, key, where))
 _KEYS = {
     "select": ("select", _string_list),
@@ -109,6 +118,7 @@ _KEYS = {
     "trace-numpy": ("trace_numpy", _boolean),
     "trace-autograd-ops": ("trace_autograd_ops", _boolean),
     "reorderable-logging-functions": ("reorderable_logging_functions", _string_list),
+    "mode": ("mode", lambda v, k, w: _one_of(v, k, w, ("train", "eval", "both"))),
     "fix": ("fix", _boolean),
     "unsafe-fixes": ("unsafe_fixes", _boolean),
 }

@@ -36,7 +36,11 @@ def dynamo_settings(settings: Settings) -> dict:
         for attribute, dynamo in _DYNAMO_FLAGS.items()
         if getattr(settings, attribute) is not None
     }
-    return {"flags": flags, "reorderable_logging_functions": list(settings.reorderable_logging_functions)}
+    return {
+        "flags": flags,
+        "reorderable_logging_functions": list(settings.reorderable_logging_functions),
+        "module_mode": settings.mode,
+    }
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class CompileProfile:
     reorderable_logging_functions: frozenset[str] = frozenset()
     # (major, minor) of the torch the code runs on; None when neither configured nor installed.
     torch_version: TorchVersion | None = None
+    # The mode modules are compiled in: "train", "eval" or "both" (findings that hold only in
+    # the other mode are dropped).
+    mode: str = "both"
 
     def torch_before(self, version: TorchVersion) -> bool:
         """Whether the code runs on a torch older than ``version`` (an unknown torch is not)."""
@@ -124,4 +131,5 @@ def compile_profile(settings: Settings, dynamo_config: dict | None = None) -> Co
         **values,
         reorderable_logging_functions=frozenset(settings.reorderable_logging_functions),
         torch_version=target_torch(settings),
+        mode=settings.mode,
     )

@@ -221,6 +221,18 @@ def _compile_profile(profile: dict | None) -> Iterator[None]:
         yield
 
 
+def _set_module_mode(fn, mode: str | None) -> None:
+    """The profile's `mode = "train"` or `"eval"`: the module a target runs (the target itself,
+    or the object of a bound method) is put in that mode; "both" leaves it as built."""
+    import torch
+
+    if mode not in ("train", "eval"):
+        return
+    module = fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None)
+    if isinstance(module, torch.nn.Module):
+        module.train(mode == "train")
+
+
 def _compiled_function(fn) -> str | None:
     """`Class.method` of the Python function torch.compile traces first for ``fn``.
 
@@ -246,6 +258,7 @@ def run_target(request: dict) -> dict:
 
     fn, args, kwargs = _unpack(_load_targets(request["path"])[request["name"]])
     fn, args, kwargs = _to_device(fn, args, kwargs, request["device"])
+    _set_module_mode(fn, (request.get("profile") or {}).get("module_mode"))
     backend, mode = request["backend"], request.get("mode")
     # The same seeds (torch's, NumPy's and `random`'s) before each run, so random draws give
     # comparable outputs.
