@@ -1469,6 +1469,32 @@ def test_catalog_row_under_fullgraph(row: Row):
     _check(row)
 
 
+_TENSOR_ANNOTATION = re.compile(r"\b(\w+): (?:torch\.)?Tensor\b(?: \| None)?")
+
+
+def _unannotated(source: str) -> str:
+    """``source`` with the `torch.Tensor` annotations of its parameters taken out."""
+    return "\n".join(
+        _TENSOR_ANNOTATION.sub(r"\1", line) if line.lstrip().startswith("def ") else line
+        for line in source.splitlines()
+    ) + "\n"
+
+
+_ANNOTATED = [
+    pytest.param(row, id=_key(row, rows))
+    for rows in (CASES, FULLGRAPH_CASES)
+    for row in rows
+    if _unannotated(row.source) != row.source and _key(row, rows) not in RULE_DEFECTS
+]
+
+
+@pytest.mark.parametrize("row", _ANNOTATED)
+def test_each_row_is_found_as_well_without_its_annotations(row: Row):
+    """Real model code is mostly unannotated: the kinds must come from how values are used."""
+    plain = Row(row.pattern, _unannotated(row.source), row.codes, row.breaks, row.settings)
+    assert [(d.location.row, d.code) for d in _lint(plain)] == [(d.location.row, d.code) for d in _lint(row)]
+
+
 def _readme_section(text: str, title: str) -> str:
     match = re.search(rf"^{re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert match, f"README.md has no `{title}` section"

@@ -73,7 +73,7 @@ def _one_name_forward(steps: int) -> str:
     step = "        h = x + {}\n        h = sorted(h, key=lambda row: row)\n"
     body = "".join(step.format(i) for i in range(steps))
     return (
-        "import torch\nfrom torch import nn\n\n\nclass Deep(nn.Module):\n    def forward(self, x):\n"
+        "import torch\nfrom torch import nn\n\n\nclass Deep(nn.Module):\n    def forward(self, x=None):\n"
         f"        h = x\n{body}        print(h)\n        return h\n"
     )
 

@@ -454,3 +454,57 @@ class Net(torch.nn.Module):
         return y
 """
     assert findings(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # the input of a torch function that takes only a tensor there
+        ("y = torch.sigmoid(t)\n    if t > 0:\n        pass", ["TL201"]),
+        ("y = torch.nn.functional.softmax(t, dim=-1)\n    k = int(t)", ["TL303"]),
+        # a method called on a comparison: a Python bool has none
+        ("n = (t > 0).sum()\n    if n > 1:\n        pass", ["TL201"]),
+        # an assertion that it is one
+        ("assert isinstance(t, torch.Tensor)\n    if t > 0:\n        pass", ["TL201"]),
+        ("assert torch.is_tensor(t)\n    if t > 0:\n        pass", ["TL201"]),
+        # none of these says anything
+        ("if t > 0:\n        pass", []),
+        ("assert isinstance(t, int)\n    if t > 0:\n        pass", []),
+        ("if (t > 0) is True:\n        pass", []),
+    ],
+)
+def test_how_a_parameter_is_used_says_it_is_a_tensor(body: str, expected: list) -> None:
+    source = f"""
+import torch
+
+@torch.compile
+def step(t):
+    {body}
+    return t
+"""
+    assert codes(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("signature", "body", "expected"),
+    [
+        ("self, x", "y = copy.deepcopy(x)", ["TL503"]),
+        ("self, x, scale", "y = copy.deepcopy(scale)", []),  # only the first input
+        ("self, x=None", "y = copy.deepcopy(x)", []),
+        # used as a size: `forward(self, i, j)` of a positional bias takes lengths
+        ("self, i, j", "if i > 2:\n            pass\n        r = torch.arange(j - i, j)", []),
+        ("self, n", "if n > 2:\n            pass\n        return self.bias[:n]", []),
+        ("self, n", "if n <= self.bias.shape[-1]:\n            pass", []),
+    ],
+)
+def test_the_first_input_of_a_modules_forward_is_a_tensor(signature: str, body: str, expected: list) -> None:
+    source = f"""
+import copy
+import torch
+
+class Net(torch.nn.Module):
+    def forward({signature}):
+        {body}
+        return None
+"""
+    assert codes(source) == expected

@@ -104,7 +104,7 @@ FORM_FEED_CLASS = "import torch\nclass M(torch.nn.Module):\n\f    def forward(se
     [
         # A form feed on the first line of a block that holds another: libcst alone rejects these.
         FORM_FEED_CLASS,
-        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x:\n\f            print(x)\n"
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if self.training:\n\f            print(x)\n"
         "            print(x)\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n  \f        print(x)\n"
         "        print(x)\n        return x\n",

@@ -131,6 +131,35 @@ TORCH_SCALAR_MATH = frozenset(
      "torch.sub", "torch.mul", "torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min"}
 )
 
+# torch namespaces whose functions take a tensor as their first argument, and torch functions
+# that take one there and nothing else (a Python number raises `TypeError`).
+_TENSOR_FIRST_PREFIXES = (NN_FUNCTIONAL, "torch.linalg.", "torch.special.", "torch.fft.")
+_TENSOR_FIRST = frozenset(
+    f"torch.{name}"
+    for name in (
+        "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sign", "isfinite", "isnan", "isinf", "sum",
+        "mean", "prod", "max", "min", "amax", "amin", "all", "any", "norm", "clamp", "clip", "where",
+        "sigmoid", "tanh", "relu", "softmax", "log_softmax", "logsumexp", "matmul", "mm", "bmm", "sort",
+        "argsort", "argmax", "argmin", "topk", "cumsum", "cumprod", "flatten", "reshape", "squeeze",
+        "unsqueeze", "transpose", "permute", "flip", "roll", "gather", "index_select", "masked_fill",
+        "diff", "floor", "ceil", "round", "trunc", "frac", "sin", "cos", "square", "var", "std",
+        "nonzero", "count_nonzero", "unique", "diagonal", "tril", "triu", "chunk", "split", "narrow",
+        "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "nan_to_num",
+        "logical_not", "isclose", "bucketize", "repeat_interleave", "masked_select", "argwhere",
+    )
+)
+
+
+def takes_a_tensor_first(func: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether the torch function ``func`` names takes only a tensor as its first argument."""
+    name = qualified_name(func, scope)
+    return name is not None and (name in _TENSOR_FIRST or name.startswith(_TENSOR_FIRST_PREFIXES))
+
+
+def is_tensor_type(node: cst.BaseExpression, scope: Scope) -> bool:
+    """`torch.Tensor` (or one of its legacy subclasses), as in `isinstance(x, torch.Tensor)`."""
+    return qualified_name(node, scope) in _TENSOR_TYPES
+
 
 def is_tensor(kind: Kind) -> bool:
     return kind is TENSOR

@@ -14,8 +14,18 @@ from typing import TYPE_CHECKING, NamedTuple
 import libcst as cst
 
 from torchlint.cst_walk import walk
-from torchlint.semantic.kind_vocabulary import MODULE, PYTHON, TENSOR, UNKNOWN, Kind, annotation_kind, is_constant
-from torchlint.semantic.scopes import dotted_name, qualified_name
+from torchlint.semantic.kind_vocabulary import (
+    MODULE,
+    PYTHON,
+    TENSOR,
+    UNKNOWN,
+    Kind,
+    annotation_kind,
+    is_constant,
+    is_tensor_type,
+    takes_a_tensor_first,
+)
+from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 
 if TYPE_CHECKING:
@@ -87,16 +97,84 @@ def bind_parameters(
             unannotated.add(name)
             kinds[name] = UNKNOWN
     unannotated.discard(self_name)
-    for name in _parameter_evidence(node, unannotated) if unannotated else ():
+    for name in _parameter_evidence(node, unannotated, function.enclosing) if unannotated else ():
         kinds[name] = TENSOR
         unannotated.discard(name)
     open_names = unannotated | scalars
     if open_names:
         kinds.update(_passed_kinds(function, file_kinds, depth, unannotated, open_names))
+    first = _module_input(function, self_name, kinds)
+    if first is not None and first in unannotated and kinds[first] is UNKNOWN and not _used_as_size(node, first):
+        kinds[first] = TENSOR
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
             kinds[star.name.value] = PYTHON
     return BoundParameters(kinds, self_name)
+
+
+def _module_input(function: FunctionInfo, self_name: str | None, kinds: dict[str, Kind]) -> str | None:
+    """The first parameter after `self` of a module's `forward`, without a default: what a
+    module is called with, a tensor unless something says otherwise."""
+    if function.name != "forward" or self_name is None or kinds.get(self_name) is not MODULE:
+        return None
+    params = function.node.params.params
+    if len(params) < 2 or params[1].default is not None:
+        return None
+    return params[1].name.value
+
+
+# Calls whose arguments are sizes or counts (`arange(j - i, j)`, `range(n)`).
+_SIZE_TAKERS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "randn", "rand", "randint", "eye"})
+
+
+def _used_as_size(function: cst.FunctionDef, name: str) -> bool:
+    """Whether the body uses ``name`` as a size: a slice bound, an argument of `range` or
+    `arange`, or compared with a shape (`n <= x.shape[-1]`)."""
+    found = False
+
+    def mentions(node: cst.CSTNode | None) -> bool:
+        hit = False
+
+        def visit(inner: cst.CSTNode) -> bool | None:
+            nonlocal hit
+            hit = hit or (type(inner) is cst.Name and inner.value == name)
+            return None
+
+        if node is not None:
+            walk(node, visit)
+        return hit
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        nonlocal found
+        kind = type(node)
+        if kind is cst.Slice:
+            found = found or mentions(node.lower) or mentions(node.upper)
+        elif kind is cst.Call:
+            callee = dotted_name(node.func) or ""
+            if callee.rpartition(".")[2] in _SIZE_TAKERS:
+                found = found or any(mentions(arg.value) for arg in node.args if arg.keyword is None)
+        elif kind is cst.Comparison:
+            sides = [node.left, *(c.comparator for c in node.comparisons)]
+            if any(mentions(side) for side in sides) and any(_reads_shape(side) for side in sides):
+                found = True
+        return True if found else None
+
+    walk(function.body, visit)
+    return found
+
+
+def _reads_shape(node: cst.CSTNode) -> bool:
+    """`x.shape[...]`, `x.size(...)`, `len(x)`."""
+    if type(node) is cst.Subscript:
+        node = node.value
+    if type(node) is cst.Attribute:
+        return node.attr.value == "shape"
+    if type(node) is cst.Call:
+        func = node.func
+        return (type(func) is cst.Attribute and func.attr.value == "size") or (
+            type(func) is cst.Name and func.value == "len"
+        )
+    return False
 
 
 def _passed_kinds(
@@ -126,8 +204,11 @@ def _names_module_class(annotation: cst.BaseExpression, function: FunctionInfo, 
     return info is not None and "forward" in info.methods
 
 
-def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
-    """Unannotated parameters the body uses the way only a tensor can be used.
+def _parameter_evidence(function: cst.FunctionDef, names: set[str], scope: Scope) -> set[str]:
+    """Unannotated parameters the body uses the way only a tensor can be used: a tensor-only
+    attribute or method; the input of a torch function that takes only a tensor there
+    (`torch.topk(x, k)`, `F.softmax(x)`); a comparison with a method called on its result
+    (`(x > 0).sum()`: a Python bool has none); an assertion that it is one.
 
     Calling what a tensor only has as data (`backend.shape(x)`) shows a namespace or a
     backend object, whatever else it is asked for.
@@ -145,18 +226,45 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str]) -> set[str]:
             and node.attr.value in _TENSOR_EVIDENCE
         ):
             found.add(node.value.value)
-        elif (
-            kind is cst.Call
-            and type(node.func) is cst.Attribute
-            and type(node.func.value) is cst.Name
-            and node.func.value.value in names
-            and node.func.attr.value in _NOT_CALLABLE_ON_TENSORS
-        ):
-            not_tensors.add(node.func.value.value)
+        elif kind is cst.Attribute and type(node.value) is cst.Comparison:
+            found.update(_compared(node.value, names))
+        elif kind is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in names:
+                if func.attr.value in _NOT_CALLABLE_ON_TENSORS:
+                    not_tensors.add(func.value.value)
+            elif node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value in names:
+                first = node.args[0]
+                if first.keyword is None and not first.star and takes_a_tensor_first(func, scope):
+                    found.add(first.value.value)
+        elif kind is cst.Assert:
+            found.update(name for name in _asserted_tensors(node.test, scope) if name in names)
         return None
 
     walk(function.body, visit)
     return found - not_tensors
+
+
+def _compared(comparison: cst.Comparison, names: set[str]) -> list[str]:
+    """The parameters an element-wise comparison holds (`==`, `<`, ...; not `in` or `is`)."""
+    if any(type(c.operator) in (cst.In, cst.NotIn, cst.Is, cst.IsNot) for c in comparison.comparisons):
+        return []
+    sides = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+    return [side.value for side in sides if type(side) is cst.Name and side.value in names]
+
+
+def _asserted_tensors(test: cst.BaseExpression, scope: Scope) -> list[str]:
+    """`assert isinstance(t, torch.Tensor)`, `assert torch.is_tensor(t)`, joined by `and`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _asserted_tensors(test.left, scope) + _asserted_tensors(test.right, scope)
+    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
+        return []
+    name = qualified_name(test.func, scope)
+    if name == "torch.is_tensor" and len(test.args) == 1:
+        return [test.args[0].value.value]
+    if name == "builtins.isinstance" and len(test.args) == 2 and is_tensor_type(test.args[1].value, scope):
+        return [test.args[0].value.value]
+    return []
 
 
 # Tensor attributes that are values, not methods: calling one means the object is no tensor.
