@@ -539,3 +539,36 @@ def test_a_dispatch_table_of_imported_classes_reaches_their_files(project: Path)
         },
     )
     assert check("pkg/") == [("solvers.py", 3, "TL101")]
+
+
+def _solvers(count: int) -> dict[str, str]:
+    classes = "import torch\n\n" + "\n".join(
+        f"class Solver{i}:\n    def integrate(self, t):\n        print(t)\n        return t\n" for i in range(count)
+    )
+    return {
+        "pkg/__init__.py": "",
+        "pkg/solvers.py": classes,
+        "pkg/api.py": """
+            import torch
+
+            def make(name):
+                return REGISTRY[name]()
+
+            @torch.compile
+            def odeint(t, name):
+                solver = make(name)
+                return solver.integrate(t)
+            """,
+    }
+
+
+def test_a_method_of_an_object_of_unknown_class_runs_each_of_the_few_classes_defining_it(project: Path) -> None:
+    write(project, _solvers(2))
+    assert check("pkg/") == [("solvers.py", 5, "TL101"), ("solvers.py", 10, "TL101")]
+    shown = CliRunner().invoke(cli, ["check", "--show-regions", "pkg/"])
+    assert "the project's only classes with .integrate" in shown.stdout
+
+
+def test_a_method_many_classes_define_tells_nothing(project: Path) -> None:
+    write(project, _solvers(6))
+    assert check("pkg/") == []

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
-from torchlint.semantic.regions import FileGraph, Ref, Regions, arguments, is_factory
+from torchlint.semantic.regions import ANY_METHOD, FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 from torchlint.semantic.typed_dicts import has_optional_keys
 
@@ -141,7 +141,7 @@ def outline_of(
     def target(node: FunctionInfo | Ref) -> Target | None:
         if isinstance(node, FunctionInfo):
             return node.qualname
-        if node.local:
+        if node.local or node.kind == ANY_METHOD:
             return node
         name = absolute(node.name, package)
         return node._replace(name=name) if name else None

@@ -105,6 +105,20 @@ INSTANCE = "instance"  # an instance called: forward, else __call__ (none if it 
 # What `self.<attr>` of the class keeps from its constructor: called (`attr` "unet"), or a
 # method of it called (`attr` "scheduler.step").
 HELD = "held"
+# `obj.attr(...)` on an object whose class is not known: the project's methods named `attr`,
+# when only a few classes define one.
+ANY_METHOD = "any-method"
+# Method names too common to tell a class by: those of Python's own types and of arrays.
+_COMMON_METHODS = frozenset(
+    name for kind in (dict, list, str, set, tuple, bytes, int, float, object) for name in dir(kind)
+) | frozenset(
+    {"view", "reshape", "sum", "mean", "max", "min", "abs", "exp", "log", "sqrt", "pow", "float", "half", "long",
+     "int", "bool", "to", "cpu", "cuda", "numpy", "item", "tolist", "size", "dim", "numel", "detach", "clone",
+     "contiguous", "permute", "transpose", "squeeze", "unsqueeze", "expand", "flatten", "chunk", "split", "any",
+     "all", "norm", "clamp", "softmax", "matmul", "apply", "forward", "train", "eval", "parameters",
+     "named_parameters", "modules", "children", "state_dict", "load_state_dict", "zero_grad", "step", "close",
+     "read", "write", "open", "run", "start", "stop", "reset", "update", "get", "set", "add", "append", "call"}
+)
 
 
 def through(how: str, note: str) -> str:
@@ -841,7 +855,8 @@ class FileGraph:
         for call in function.calls:
             if id(call) in ruled_out:
                 continue
-            found.extend((target, through(CALLED, note)) for target, note in callees(call.func, function))
+            targets = callees(call.func, function) or self._any_method(call.func, function)
+            found.extend((target, through(CALLED, note)) for target, note in targets)
             func = call.func
             dunder = _DUNDER_BUILTINS.get(func.value) if isinstance(func, cst.Name) else None
             if dunder and len(call.args) == 1 and not call.args[0].star and (
@@ -858,6 +873,25 @@ class FileGraph:
                 found.append((nested, NESTED))
         self._edges[function] = found
         return found
+
+    def _any_method(self, func: cst.BaseExpression, function: FunctionInfo) -> list[tuple[Ref, str]]:
+        """`solver.integrate(t)` where nothing tells the class of `solver`: left to the project,
+        which knows every class that defines `integrate`. Not for a module, `self` or `super()`."""
+        if type(func) is not cst.Attribute or func.attr.value in _COMMON_METHODS:
+            return []
+        base = func.value
+        while type(base) is cst.Attribute:
+            base = base.value
+        if type(base) is cst.Call:
+            base = base.func
+        if type(base) is not cst.Name or base.value == "super":
+            return []
+        method = self.index.method_context(function)
+        if method is not None and base.value == method[0].self_name and type(func.value) is cst.Name:
+            return []  # `self.attr(...)`: the class is known, and it has no such method
+        if self.index.project_name(base, function.scope) is not None:
+            return []  # a module, or a class or function imported
+        return [(Ref(ANY_METHOD, "", func.attr.value), f"any class's .{func.attr.value}")]
 
     def local_edges(self, resolve_constructs: bool) -> Callable[[FunctionInfo], Iterable[tuple[FunctionInfo, str]]]:
         """Edges within the file. Without the project's answer, a class whose base lives
