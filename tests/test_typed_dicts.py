@@ -115,3 +115,38 @@ def test_the_fix_builds_the_literal(project: Path) -> None:
     text = (project / "model.py").read_text()
     assert 'msg = {"name": "a", "value": {"inner": x}["inner"]}' in text
     assert 'kept = Message(dict(name="b"))' in text  # a mapping passed positionally: no fix
+
+
+def test_a_class_imported_only_for_annotations_tells_the_file_nothing(project: Path) -> None:
+    # A file told something by the project is linted again: only classes it calls count.
+    from torchlint.config import Settings
+    from torchlint.engine import analyze_text
+    from torchlint.semantic.project import ProjectIndex
+
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kwargs.py": """
+                from typing import TypedDict
+
+                class Kwargs(TypedDict, total=False):
+                    scale: float
+                """,
+            "pkg/model.py": """
+                import torch
+                from typing_extensions import Unpack
+                from pkg.kwargs import Kwargs
+
+                class Net(torch.nn.Module):
+                    def forward(self, x, **kwargs: Unpack[Kwargs]):
+                        return x * 2
+                """,
+        },
+    )
+    settings = Settings(root=project)
+    outlines = [
+        analyze_text(path.read_text(), str(path), settings, parse_always=True)[1]
+        for path in sorted((project / "pkg").glob("*.py"))
+    ]
+    assert ProjectIndex(outlines).facts_for(str(project / "pkg" / "model.py")) is None

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.cst_walk import children
+
 # Names a configuration object goes by in attribute chains (`self.config.use_cache`).
 _CONFIG_NAMES = frozenset({"config", "cfg", "conf", "configuration", "hparams", "args", "opt", "options"})
 
@@ -114,7 +116,7 @@ def parent_map(body: cst.CSTNode) -> dict[int, cst.CSTNode]:
     stack = [body]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in children(node):
             parents[id(child)] = node
             stack.append(child)
     return parents

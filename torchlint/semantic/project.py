@@ -107,6 +107,7 @@ class ProjectIndex:
         self._module_reasons: dict[ClassKey, str | None] = {}
         self._through_stars: dict[tuple[str, tuple[str, ...]], tuple[str, str, str] | None] = {}
         self._methods_by_name: dict[str, list[tuple[Node, str]]] | None = None
+        self._optional_key_classes: dict[ClassKey, bool] = {}
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
         self._passed: dict[Node, dict[str, Kind]] | None = None
@@ -422,7 +423,7 @@ class ProjectIndex:
             self._passed_in = _by_file(self.passed())
         parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
-        optional_key_dicts = self.optional_key_dicts(path) if compiled else frozenset()
+        optional_key_dicts = self.optional_key_dicts(path, compiled) if compiled else frozenset()
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if described:
             unchanged = unchanged and not self._module_classes(path)
@@ -488,25 +489,44 @@ class ProjectIndex:
             path, "function", self.blocked.__contains__, lambda module: self.files[module].disabled
         )
 
-    def optional_key_dicts(self, path: str) -> frozenset[str]:
+    def optional_key_dicts(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
         """The module-level imports of ``path`` that name a TypedDict class of another file
-        with an optional key: `Message` for `from .runtime import Message`, `runtime.Message`
-        for `from . import runtime`."""
+        with an optional key and that its ``compiled`` functions call: `Message` for
+        `from .runtime import Message`, `runtime.Message` for `from . import runtime`. Only
+        those called: a class imported for annotations (`Unpack[Kwargs]`) tells the file nothing,
+        and a file told something is linted again."""
+        outline = self.files[path]
+        called = {
+            target.name
+            for qualname in compiled
+            for target, _ in outline.functions.get(qualname, ())
+            if isinstance(target, Ref) and target.kind == NAME
+        }
+        if not called:
+            return frozenset()
         return self._imports_naming(
             path,
             "class",
             self._optional_keys,
             lambda module: [name for name in self.files[module].classes if self._optional_keys((module, name))],
+            called,
         )
 
     def _imports_naming(
-        self, path: str, kind: str, wanted: Callable[[Node], bool], members: Callable[[str], Iterable[str]]
+        self,
+        path: str,
+        kind: str,
+        wanted: Callable[[Node], bool],
+        members: Callable[[str], Iterable[str]],
+        called: set[str] | None = None,
     ) -> frozenset[str]:
         """The module-level imports of ``path``, as it spells them, that name a ``kind``
         ("function" or "class") of another file that is ``wanted``, or reach one of the
-        ``members`` of an imported module."""
+        ``members`` of an imported module; only the dotted names in ``called``, when given."""
         found = set()
         for local, target in self.files[path].imports.items():
+            if called is not None and target not in called and not any(n.startswith(f"{target}.") for n in called):
+                continue
             resolved = self.resolve(target)
             if resolved is not None and resolved[0] == kind and resolved[1] != path:
                 if wanted((resolved[1], resolved[2])):
@@ -514,15 +534,25 @@ class ProjectIndex:
                 continue
             module = self._module_path(target)
             if module is not None and module != path:
-                found.update(f"{local}.{name}" for name in members(module) if "." not in name)
+                found.update(
+                    f"{local}.{name}"
+                    for name in members(module)
+                    if "." not in name and (called is None or f"{target}.{name}" in called)
+                )
         return frozenset(found)
 
     def _optional_keys(self, key: ClassKey, _seen: frozenset = frozenset()) -> bool:
+        """Whether a class is a TypedDict with an optional key, through its bases in any file."""
+        known = self._optional_key_classes.get(key)
+        if known is not None:
+            return known
         if key in _seen:
             return False
-        if self.files[key[0]].classes[key[1]].optional_keys:
-            return True
-        return any(self._optional_keys(base, _seen | {key}) for base in self._bases(key))
+        found = self.files[key[0]].classes[key[1]].optional_keys or any(
+            self._optional_keys(base, _seen | {key}) for base in self._bases(key)
+        )
+        self._optional_key_classes[key] = found
+        return found
 
     def _module_classes(self, path: str) -> dict[str, str]:
         found = {}
