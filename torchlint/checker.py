@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import parent_map, walk
 from torchlint.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding
@@ -15,7 +15,7 @@ from torchlint.semantic.guards import NOTHING_RULED_OUT, GuardEvaluator, Guarded
 from torchlint.semantic.interprocedural_kinds import Elsewhere, FileKinds
 from torchlint.semantic.kind_flow import KindEnv
 from torchlint.semantic.kind_vocabulary import Kind, is_data_dependent
-from torchlint.semantic.path_conditions import PathConditions, parent_map, path_conditions
+from torchlint.semantic.path_conditions import PathConditions, path_conditions
 from torchlint.semantic.project import ProjectFacts
 from torchlint.semantic.regions import CallIndex, Regions, arguments, may_be_project
 from torchlint.semantic.scopes import Scope, assigned_value, qualified_name
@@ -73,16 +73,26 @@ class LintContext:
         self.passed: dict[int, dict[int | str, Kind]] | None = None
         self._held: dict[tuple[ClassInfo, str], frozenset[str]] = {}
         self._qualified_names: dict[tuple[int, int], str | None] = {}
-        # the parents of the nodes of the last function a finding was made in, by id
+        # the parents of the nodes of the last function asked about, by id
         self._parents: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
+
+    def parents(self, function: FunctionInfo | None = None) -> dict[int, cst.CSTNode] | None:
+        """id(node) -> its parent within ``function`` (the one walked by default); None in a
+        file-wide finisher. The last function's map is kept: findings and fixes ask about many
+        nodes of one function."""
+        function = self.function if function is None else function
+        if function is None:
+            return None
+        if self._parents[0] is not function.node:
+            self._parents = (function.node, parent_map(function.node))
+        return self._parents[1]
 
     def _path_conditions(self, function: FunctionInfo, node: cst.CSTNode) -> PathConditions:
         """What ``node`` runs under in ``function``: `self.training`, dtype tests, config flags."""
-        body = function.node.body
-        if self._parents[0] is not body:
-            self._parents = (body, parent_map(body))
         owner = function.method
-        return path_conditions(body, node, self._parents[1], self.summary.module, owner.self_name if owner else None)
+        return path_conditions(
+            function.node.body, node, self.parents(function), self.summary.module, owner.self_name if owner else None
+        )
 
     def _passed_from_elsewhere(self, function: FunctionInfo) -> dict[str, Kind]:
         facts = self.project_facts

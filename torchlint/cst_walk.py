@@ -181,3 +181,20 @@ def compound_headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(statement, cst.Match):
         return [statement.subject]
     return []
+
+
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """Each node's parent under ``root``, by id; iterative, for deep code."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def comparison_operands(node: cst.Comparison) -> list[cst.BaseExpression]:
+    """`a < b <= c` -> `[a, b, c]`."""
+    return [node.left, *(target.comparator for target in node.comparisons)]

@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
 from torchlint.rules.context import RuleContext
+from torchlint.semantic.scopes import lookup_scope
 
 
 def built_by(node: cst.BaseExpression | None, names: frozenset[str], ctx: RuleContext) -> cst.Call | None:
@@ -39,3 +40,9 @@ def report_call(
 def spelled(node: cst.Call) -> str:
     """The call as the source spells it, for messages: `time.perf_counter()`."""
     return f"{shown_name(node)}()"
+
+
+def module_level(spelled: str, ctx: RuleContext) -> bool:
+    """Whether the first name of ``spelled`` (`lookup`, `cache.lookup`) is bound at the module's
+    top level, where the project index names imports; a local of the same name is something else."""
+    return lookup_scope(ctx.scope, spelled.split(".", 1)[0]) is ctx.summary.scope

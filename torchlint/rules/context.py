@@ -96,6 +96,11 @@ class RuleContext(Protocol):
         """The current function's scope, else the module's."""
         ...
 
+    def parents(self, function: FunctionInfo | None = None) -> dict[int, cst.CSTNode] | None:
+        """id(node) -> its parent, for the nodes of ``function`` (the compiled function being
+        walked by default); None in a file-wide finisher."""
+        ...
+
     @property
     def handled(self) -> set[int]:
         """Ids of nodes a rule has already dealt with (a condition's parts), to skip later."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.cst_walk import comparison_operands
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -19,7 +20,7 @@ class DataPtrUse(Rule):
     gb_types = ("Data pointer comparison", "Observed exception", "Builtin `operator.*` comparison with constant `self` failed")
 
     def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
-        self._operands(node, [node.left, *(c.comparator for c in node.comparisons)], ctx)
+        self._operands(node, comparison_operands(node), ctx)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx: RuleContext) -> None:
         self._operands(node, [node.left, node.right], ctx)

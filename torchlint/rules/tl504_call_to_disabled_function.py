@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref
-from torchlint.semantic.scopes import dotted_name, lookup_scope
+from torchlint.semantic.scopes import dotted_name
 from torchlint.semantic.summary import FunctionInfo
 
 _SUGGESTION = (
@@ -72,14 +73,9 @@ class CallToDisabledFunction(Rule):
                 return None
             # `self.encoder(x)` runs Encoder.forward; `Box(y)` runs Box.__init__.
             return spelled if target.name == spelled.rsplit(".", 1)[-1] else target.qualname
-        if isinstance(target, Ref) and target.kind == NAME and self._module_level(spelled, ctx):
+        if isinstance(target, Ref) and target.kind == NAME and module_level(spelled, ctx):
             return spelled if disabled_import(spelled, ctx) else None
         return None
-
-    @staticmethod
-    def _module_level(spelled: str, ctx: RuleContext) -> bool:
-        head = spelled.split(".", 1)[0]
-        return lookup_scope(ctx.scope, head) is ctx.summary.scope
 
     invalid = (
         """

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.cst_walk import comparison_operands
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -169,7 +170,7 @@ class TensorToString(Rule):
     def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
             return
-        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        operands = comparison_operands(node)
         if any(_formats_tensor(operand, ctx) for operand in operands):
             self._report_use(node, "comparing", ctx)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.cst_walk import comparison_operands
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -54,7 +55,7 @@ class HashOfTensor(Rule):
             self._report(node, ctx)
 
     def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
-        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        operands = comparison_operands(node)
         if any(isinstance(c.operator, _ORDERING) for c in node.comparisons) and any(
             _hash_of_tensor(operand, ctx) for operand in operands
         ):

@@ -3,10 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
+from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.rules.fixes import FixPlan, NodeEdit
-from torchlint.semantic.scopes import dotted_name, lookup_scope
+from torchlint.rules.fixes import FixPlan, replace_node
+from torchlint.semantic.scopes import dotted_name
 from torchlint.semantic.typed_dicts import has_optional_keys
 
 _LITERAL = "a dict literal with the same keys (`{...}`), which is the same dict and compiles"
@@ -22,8 +23,7 @@ def _optional_key_class(func: cst.BaseExpression, ctx: RuleContext) -> str | Non
     facts = ctx.project_facts
     if spelled is None or facts is None or spelled not in facts.optional_key_dicts:
         return None
-    # The project names module-level imports: a local of the same name is something else.
-    return spelled if lookup_scope(ctx.scope, spelled.split(".", 1)[0]) is ctx.summary.scope else None
+    return spelled if module_level(spelled, ctx) else None
 
 
 def _as_literal(node: cst.Call, module: cst.Module) -> FixPlan | None:
@@ -32,9 +32,7 @@ def _as_literal(node: cst.Call, module: cst.Module) -> FixPlan | None:
     if any(arg.keyword is None or arg.star for arg in node.args):
         return None
     items = ", ".join(f'"{arg.keyword.value}": {module.code_for_node(arg.value)}' for arg in node.args)
-    # Braces are doubled: the engine fills `{newline}` and `{indent}` into edits.
-    literal = ("{" + items + "}").replace("{", "{{").replace("}", "}}")
-    return FixPlan("Build a dict literal", Applicability.SAFE, (NodeEdit(node, literal),))
+    return replace_node(node, "{" + items + "}", "Build a dict literal", Applicability.SAFE)
 
 
 class TypedDictWithOptionalKeys(Rule):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import children, single_index, walk
+from torchlint.cst_walk import single_index, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._tensor_methods import integer_valued, keyword, positional
 from torchlint.rules.context import RuleContext
@@ -20,27 +20,6 @@ SAFE, UNSAFE, DISPLAY_ONLY = Applicability.SAFE, Applicability.UNSAFE, Applicabi
 BLANK = "..."
 
 # -- the function around a node -------------------------------------------------------------
-
-_memo: list = [None, {}]
-
-
-def _parents(ctx: RuleContext) -> dict[int, cst.CSTNode] | None:
-    """id(node) -> its parent, for the nodes of the compiled function being walked (the last
-    function's map is kept: a rule asks about many nodes of one function)."""
-    function = ctx.function
-    if function is None:
-        return None
-    root = function.node
-    if _memo[0] is not root:
-        parents: dict[int, cst.CSTNode] = {}
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            for child in children(node):
-                parents[id(child)] = node
-                stack.append(child)
-        _memo[0], _memo[1] = root, parents
-    return _memo[1]
 
 
 def _references(root: cst.CSTNode, name: str, parents: dict[int, cst.CSTNode]) -> list[cst.Name]:
@@ -143,7 +122,7 @@ def only_tensor_arithmetic(value: cst.BaseExpression, shares: cst.CSTNode | None
     tensor (`y * t.item()`), or it is assigned to a name (`s = t.item()`) that the function
     binds nowhere else and uses only so. ``shares``: the tensor whose storage the kept value
     would share, which the function must then not change in place."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     if parents is None:
         return False
     if _meets_a_tensor(value, parents, ctx):
@@ -256,7 +235,7 @@ def one_element_index(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
     """`t[i]` with a 0-d tensor `i` the graph computes -> `t[i.reshape(1)].squeeze(0)`, the
     rewrite the TL305 page measured. Safe: both index with a tensor (a copy, not a view),
     and give the same values, dtype and gradient."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     index = single_index(node)
     if parents is None or index is None:
         return None
@@ -289,7 +268,7 @@ def list_as_tensor(node: cst.Subscript, ctx: RuleContext) -> FixPlan | None:
     """`numbers[i]` for a list of number literals -> `torch.tensor(numbers,
     device=i.device)[i.reshape(1)].squeeze(0)`, where every use of the number is tensor
     arithmetic. Unsafe: see the TL305 page."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     index = single_index(node)
     if parents is None or index is None:
         return None
@@ -362,7 +341,7 @@ def rows_counted(call: cst.Call, ctx: RuleContext) -> FixPlan | None:
     where every use of the count is tensor arithmetic; also through a name that holds the
     indices only to count them (`idx = torch.nonzero(t)`, then `x / idx.shape[0]`). Unsafe,
     as TL301's fix is: the count is a 0-d tensor. See the TL401 page."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     counted = _counted(call, ctx)
     if parents is None or counted is None:
         return None
@@ -429,7 +408,7 @@ def _literal_total(node: cst.BaseExpression, ctx: RuleContext) -> int | None:
 def _bound_once(name: cst.Name, ctx: RuleContext) -> cst.BaseExpression | None:
     """The value of a local name that the function binds once, as `name = value`, and
     never changes in place."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     if parents is None:
         return None
     function = ctx.function.node
@@ -602,7 +581,7 @@ def where_fill(
     mask and values as it does (``broadcasts``, `masked_select`) or the mask is a test of
     each element of the values (`x[x > 0]`): the same elements add up to the same sum. Display-only otherwise, and for other uses of the selection: the
     shape-keeping form to fit in (`.mean()` becomes a sum over the mask's count)."""
-    parents = _parents(ctx)
+    parents = ctx.parents()
     module = ctx.summary.module
     if parents is None or not binds_torch(module) or "#" in module.code_for_node(node):
         return None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.cst_walk import comparison_operands
 from torchlint.semantic.kind_vocabulary import (
     ARRAY_ONLY_METHODS,
     CAPTURED,
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
     from torchlint.semantic.guards import RuledOut
     from torchlint.semantic.interprocedural_kinds import FileKinds
     from torchlint.semantic.summary import ClassInfo
-
-# Methods that reduce a tensor to one truth value.
-
 
 class ExpressionKinds:
     """The kinds of one function's expressions, from what its names hold so far.
@@ -171,7 +169,7 @@ class ExpressionKinds:
         operators = [target.operator for target in node.comparisons]
         if any(isinstance(op, (cst.Is, cst.IsNot)) for op in operators):
             return PYTHON
-        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        operands = comparison_operands(node)
         if any(isinstance(op, (cst.In, cst.NotIn)) for op in operators):
             # `x in t` looks into the tensor's data; `k in dict` does not.
             return TENSOR if self.kind_of(operands[-1]) is TENSOR else PYTHON

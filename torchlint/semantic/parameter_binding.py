@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.cst_walk import comparison_operands, walk
 from torchlint.semantic.kind_vocabulary import (
     MODULE,
     PYTHON,
@@ -154,7 +154,7 @@ def _used_as_size(function: cst.FunctionDef, name: str) -> bool:
             if callee.rpartition(".")[2] in _SIZE_TAKERS:
                 found = found or any(mentions(arg.value) for arg in node.args if arg.keyword is None)
         elif kind is cst.Comparison:
-            sides = [node.left, *(c.comparator for c in node.comparisons)]
+            sides = comparison_operands(node)
             if any(mentions(side) for side in sides) and any(_reads_shape(side) for side in sides):
                 found = True
         return True if found else None
@@ -249,7 +249,7 @@ def _compared(comparison: cst.Comparison, names: set[str]) -> list[str]:
     """The parameters an element-wise comparison holds (`==`, `<`, ...; not `in` or `is`)."""
     if any(type(c.operator) in (cst.In, cst.NotIn, cst.Is, cst.IsNot) for c in comparison.comparisons):
         return []
-    sides = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+    sides = comparison_operands(comparison)
     return [side.value for side in sides if type(side) is cst.Name and side.value in names]
 
 
@@ -266,6 +266,3 @@ def _asserted_tensors(test: cst.BaseExpression, scope: Scope) -> list[str]:
         return [test.args[0].value.value]
     return []
 
-
-# Tensor attributes that are values, not methods: calling one means the object is no tensor.
-_NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "T", "data"})

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.cst_walk import children
+from torchlint.cst_walk import comparison_operands
 
 # Names a configuration object goes by in attribute chains (`self.config.use_cache`).
 _CONFIG_NAMES = frozenset({"config", "cfg", "conf", "configuration", "hparams", "args", "opt", "options"})
@@ -89,7 +89,8 @@ class _Conditions:
 def path_conditions(
     body: cst.CSTNode, node: cst.CSTNode, parents: dict[int, cst.CSTNode], module: cst.Module, self_name: str | None
 ) -> PathConditions:
-    """What ``node`` runs under inside ``body`` (``parents``: each node's parent, by id)."""
+    """What ``node`` runs under inside ``body`` (``parents``: each node's parent, by id, up to
+    ``body`` at least)."""
     found = _Conditions(module, self_name)
     if isinstance(node, (cst.If, cst.While)):
         found.leading(node.test)
@@ -110,18 +111,6 @@ def path_conditions(
     return PathConditions(found.training, tuple(dict.fromkeys(found.others)))
 
 
-def parent_map(body: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    """Each node's parent under ``body``, by id; iterative, for deep code."""
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        for child in children(node):
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
-
-
 def _unnegated(test: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test = test.expression
@@ -132,8 +121,7 @@ def _is_dtype_test(test: cst.BaseExpression) -> bool:
     """`x.dtype == torch.float16`, `x.dtype in (...)`, `x.is_floating_point()`."""
     test = _unnegated(test)
     if isinstance(test, cst.Comparison):
-        sides = [test.left, *(c.comparator for c in test.comparisons)]
-        return any(isinstance(side, cst.Attribute) and side.attr.value == "dtype" for side in sides)
+        return any(isinstance(side, cst.Attribute) and side.attr.value == "dtype" for side in comparison_operands(test))
     return (
         isinstance(test, cst.Call)
         and isinstance(test.func, cst.Attribute)
