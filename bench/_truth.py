@@ -148,16 +148,24 @@ def _target_record(library: Library, response: dict, roots: list[Path], measured
     def in_measured(relative: str | None) -> bool:
         return relative is not None and relative.split("/", 1)[0] in measured
 
+    def measured_positions(positions: list) -> list[list]:
+        relative = [[_relative(file, roots), line] for file, line in positions]
+        return [position for position in relative if in_measured(position[0])]
+
     breaks = []
     outside = 0
+    skipped_elsewhere = []
     for brk in response.get("breaks", []):
         relative = _relative(brk["file"], roots)
+        skipped_at = measured_positions(brk.get("skipped_at", []))
         if not in_measured(relative):
             outside += 1
+            skipped_elsewhere.extend(skipped_at)
             continue
         breaks.append({
             "file": relative, "line": brk["line"], "gb_type": brk["gb_type"], "gb_id": brk["gb_id"],
             "frame_skipped": brk["frame_skipped"], "reason": (brk.get("reason") or "")[:REASON_CHARS],
+            "skipped_at": skipped_at,
         })
     executed = {}
     for file, lines in response.get("executed", {}).items():
@@ -180,6 +188,7 @@ def _target_record(library: Library, response: dict, roots: list[Path], measured
         "outputs_match": response.get("outputs_match"),
         "breaks": sorted(breaks, key=lambda b: (b["file"], b["line"], b["gb_type"])),
         "breaks_outside": outside,
+        "skipped_elsewhere": sorted(map(list, {tuple(position) for position in skipped_elsewhere})),
         "executed": executed,
         "spans": spans,
     }
@@ -213,7 +222,11 @@ def response_of(record: dict, site: Path) -> dict:
     return {
         "status": record["status"],
         "error": record["error"],
-        "breaks": [{**b, "file": str(site / b["file"])} for b in record["breaks"]],
+        "breaks": [
+            {**b, "file": str(site / b["file"]), "skipped_at": [[str(site / f), line] for f, line in b.get("skipped_at", ())]}
+            for b in record["breaks"]
+        ],
+        "skipped_elsewhere": [[str(site / f), line] for f, line in record.get("skipped_elsewhere", ())],
         "executed": {str(site / f): sorted(lines_of(r)) for f, r in record["executed"].items()},
         "executed_spans": {str(site / f): s for f, s in record["spans"].items()},
     }

@@ -217,6 +217,43 @@ def test_findings_on_lines_that_never_ran_are_not_false_positives(verify_pool, t
 
 @needs_torch
 @pytest.mark.dynamo
+def test_a_caller_skipped_for_a_break_in_its_loop_leaves_its_later_lines_unjudged(verify_pool, tmp_path):
+    # `step` breaks inside `solve`'s loop: Dynamo gives up on `solve`, whose `.item()` then
+    # runs eagerly and is never traced. Its finding is neither confirmed nor refuted.
+    write(
+        tmp_path / "model.py",
+        """\
+        import torch
+
+
+        def step(y):
+            if y.sum() > 0:
+                return y * 0.5
+            return y
+
+
+        @torch.compile
+        def solve(y):
+            for _ in range(3):
+                y = step(y)
+            total = y.sum().item()
+            return y, total
+
+
+        def torchlint_targets():
+            return {"solve": (solve, (torch.ones(2),))}
+        """,
+    )
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
+    [brk] = report["targets"][0]["breaks"]
+    assert brk["line"] == 5 and brk["frame_skipped"]
+    assert brk["skipped_at"] == [[str((tmp_path / "model.py").resolve()), 13]]
+    assert report["summary"]["false_positives"] == 0
+    assert report["summary"]["findings"] == report["summary"]["matched"] == 2  # the branch, the loop it skips
+
+
+@needs_torch
+@pytest.mark.dynamo
 def test_compile_profile_from_config_reaches_dynamo(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",

@@ -33,6 +33,9 @@ _SKIP_MARKERS = (
     "cannot properly resume from this graph break",
     "graph break in loop",
 )
+# The frame Dynamo gave up on: `frame skipped: f (/path/m.py line 8)`, or `will skip tracing
+# the frame f (/path/m.py line 8)`, with the first line of its code.
+_SKIPPED_FRAME = re.compile(r"(?:frame skipped: |skip tracing the frame )\S+ \((?P<file>.+?) line (?P<line>\d+)\)")
 # Sections of a log record that follow the reason.
 _REASON_END = ("\nStack variable source attribution:", "\nUser code traceback:")
 _GRAPH_BREAK_ARTIFACT = "__graph_breaks"
@@ -55,6 +58,10 @@ class Break:
     reason: str
     # True when Dynamo gave up on the whole frame (break in a loop, `try`, `with`).
     frame_skipped: bool = False
+    # Where tracing stopped in each frame given up on for this break, as (file, line): the
+    # caller whose loop held the call when the break lies in a function it called. The rest
+    # of that function ran eagerly, unseen by Dynamo.
+    skipped_at: tuple[tuple[str, int], ...] = ()
 
 
 # -- the graph-break registry -------------------------------------------------------
@@ -170,6 +177,27 @@ class _Logged:
     gb_id: str | None
     reason: str
     frame_skipped: bool
+    skipped_frame: tuple[str, int] | None = None  # (file, first line of its code)
+
+
+def _skipped_frame(*texts: str) -> tuple[str, int] | None:
+    for text in texts:
+        match = _SKIPPED_FRAME.search(text)
+        if match:
+            return match.group("file"), int(match.group("line"))
+    return None
+
+
+def _stopped_at(entry: _Logged) -> tuple[str, int] | None:
+    """Where tracing stopped in the frame given up on: its outermost line in the traceback,
+    else its first line (the whole function is unseen)."""
+    if entry.skipped_frame is None:
+        return None
+    filename, first = entry.skipped_frame
+    for frame in entry.frames:
+        if frame[0] == filename and frame[1] >= first:
+            return frame
+    return entry.skipped_frame
 
 
 def _from_exception(record: logging.LogRecord) -> _Logged | None:
@@ -188,6 +216,7 @@ def _from_exception(record: logging.LogRecord) -> _Logged | None:
         gb_id=_gb_id_of(text, gb_type),
         reason=_explanation_of(text, gb_type),
         frame_skipped=True,
+        skipped_frame=_skipped_frame(record.getMessage(), text),
     )
 
 
@@ -207,6 +236,7 @@ def _parse_record(record: logging.LogRecord) -> _Logged | None:
         gb_id=_gb_id_of(reason, gb_type),
         reason=_explanation_of(reason, gb_type),
         frame_skipped=any(marker in reason for marker in _SKIP_MARKERS),
+        skipped_frame=_skipped_frame(message),
     )
 
 
@@ -225,13 +255,19 @@ def _locate(logged: list[_Logged]) -> list[Break]:
             location = user_line_of_blamed.get(entry.blamed, entry.blamed)
         filename, lineno = location if location is not None else (None, None)
         key = (filename, lineno, entry.gb_type)
+        stopped = _stopped_at(entry)
+        skipped_at = (stopped,) if stopped is not None and is_user_file(stopped[0]) else ()
         found = merged.get(key)
         if found is None:
             merged[key] = Break(
-                filename, lineno, entry.gb_type, entry.gb_id, entry.reason, entry.frame_skipped
+                filename, lineno, entry.gb_type, entry.gb_id, entry.reason, entry.frame_skipped, skipped_at
             )
-        elif entry.frame_skipped and not found.frame_skipped:
-            merged[key] = replace(found, frame_skipped=True)
+        elif entry.frame_skipped:
+            merged[key] = replace(
+                found,
+                frame_skipped=True,
+                skipped_at=tuple(dict.fromkeys(found.skipped_at + skipped_at)),
+            )
     return list(merged.values())
 
 

@@ -96,16 +96,32 @@ def _innermost_function(path: str, row: int) -> tuple[int, int] | None:
     return max(containing, default=None)
 
 
-def _unobserved(diagnostic: Diagnostic, skipped: list[dict]) -> bool:
-    """After a break that made Dynamo skip its frame, the rest of that function ran eagerly.
+def skipped_positions(response: dict) -> list[tuple[str, int]]:
+    """Where tracing stopped in each frame Dynamo gave up on (break in a loop, `try`, `with`):
+    the function of the break, and the caller whose loop held the call (``skipped_at``).
+    The break's own function counts too: a repeat of the break, logged without its frames,
+    may have skipped it when it was compiled on its own.
+    ``skipped_elsewhere``: such frames in the code measured, for breaks outside it."""
+    found = []
+    for brk in response.get("breaks", []):
+        if brk.get("frame_skipped"):
+            if brk["file"]:
+                found.append((brk["file"], brk["line"]))
+            found.extend(tuple(position) for position in brk.get("skipped_at", ()))
+    found.extend(tuple(position) for position in response.get("skipped_elsewhere", ()))
+    return found
+
+
+def _unobserved(diagnostic: Diagnostic, skipped: list[tuple[str, int]]) -> bool:
+    """After a break that made Dynamo skip a frame, the rest of that function ran eagerly.
 
     Dynamo never looked at those lines, so a finding there can be neither confirmed nor
     refuted by this run.
     """
-    for brk in skipped:
-        if brk["file"] != diagnostic.path or diagnostic.location.row <= brk["line"]:
+    for file, line in skipped:
+        if file != diagnostic.path or diagnostic.location.row <= line:
             continue
-        function = _innermost_function(brk["file"], brk["line"])
+        function = _innermost_function(file, line)
         if function is not None and function == _innermost_function(diagnostic.path, diagnostic.location.row):
             return True
     return False
@@ -222,7 +238,7 @@ def compare(
             for d in lint(path)
             if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path, {}))
         ]
-        skipped = [b for b in breaks if b.get("frame_skipped") and b["file"]]
+        skipped = skipped_positions(response)
         if skipped:
             findings = [d for d in findings if _matches_a_break(d, breaks) or not _unobserved(d, skipped)]
         for brk in breaks:

@@ -184,6 +184,7 @@ def _break_json(brk) -> dict:
         "gb_id": brk.gb_id,
         "reason": brk.reason,
         "frame_skipped": brk.frame_skipped,
+        "skipped_at": [[os.path.realpath(file), line] for file, line in brk.skipped_at],
     }
 
 
