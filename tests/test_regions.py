@@ -572,3 +572,68 @@ def test_a_method_of_an_object_of_unknown_class_runs_each_of_the_few_classes_def
 def test_a_method_many_classes_define_tells_nothing(project: Path) -> None:
     write(project, _solvers(6))
     assert check("pkg/") == []
+
+
+def test_a_method_called_on_self_runs_the_overrides_of_its_subclasses() -> None:
+    found = compiled(
+        """
+        import torch
+
+        class Solver:
+            def integrate(self, t):
+                self._before(t)
+                return self._advance(t)
+            def _before(self, t): pass
+            def _advance(self, t): raise NotImplementedError
+
+        class Adaptive(Solver):
+            def _advance(self, t): return t * 2
+
+        class Dopri5(Adaptive):
+            def _before(self, t): self.t0 = t
+
+        class Unrelated:
+            def _advance(self, t): return t
+
+        @torch.compile
+        def odeint(t):
+            return Dopri5().integrate(t)
+        """
+    )
+    assert {"Solver._advance", "Adaptive._advance", "Dopri5._before"} <= set(found)
+    assert "Unrelated._advance" not in found
+    assert found["Adaptive._advance"] == "called through self._advance of subclass Adaptive from pkg.model.Solver.integrate"
+
+
+def test_overrides_in_other_files_are_compiled_too(project: Path) -> None:
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Solver:
+                    def integrate(self, t):
+                        return self._advance(t)
+
+                    def _advance(self, t):
+                        raise NotImplementedError
+                """,
+            "pkg/rk.py": """
+                import torch
+                from .base import Solver
+
+                class RK(Solver):
+                    def _advance(self, t):
+                        if t.sum() > 0:
+                            return t
+                        return -t
+
+                @torch.compile
+                def solve(solver: Solver, t: torch.Tensor):
+                    return solver.integrate(t)
+                """,
+        },
+    )
+    assert check("pkg/") == [("rk.py", 6, "TL201")]
+    shown = CliRunner().invoke(cli, ["check", "--show-regions", "pkg/rk.py"])
+    assert "self._advance of subclass RK" in shown.stdout

@@ -25,10 +25,12 @@ from torchlint.semantic.regions import (
     INSTANCE,
     METHOD,
     NAME,
+    OVERRIDES,
     SUPER,
     Ref,
     fullgraph_only,
     held_note,
+    overrides_note,
     reach,
     through,
 )
@@ -107,6 +109,8 @@ class ProjectIndex:
         self._module_reasons: dict[ClassKey, str | None] = {}
         self._through_stars: dict[tuple[str, tuple[str, ...]], tuple[str, str, str] | None] = {}
         self._methods_by_name: dict[str, list[tuple[Node, str]]] | None = None
+        self._classes_by_base_name: dict[str, list[ClassKey]] | None = None
+        self._subclasses: dict[ClassKey, list[ClassKey]] = {}
         self._optional_key_classes: dict[ClassKey, bool] = {}
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
@@ -268,6 +272,43 @@ class ProjectIndex:
             return []
         return [(node, f"{qualname} (the project's only classes with .{name})") for node, qualname in found]
 
+    def subclasses(self, key: ClassKey) -> list[ClassKey]:
+        """The project's classes that derive from ``key``, directly or not."""
+        found: list[ClassKey] = []
+        pending = [key]
+        while pending:
+            for subclass in self._direct_subclasses(pending.pop()):
+                if subclass not in found and subclass != key:
+                    found.append(subclass)
+                    pending.append(subclass)
+        return found
+
+    def _direct_subclasses(self, key: ClassKey) -> list[ClassKey]:
+        if key not in self._subclasses:
+            if self._classes_by_base_name is None:
+                # Only classes whose base is spelled with the same last name can derive from
+                # it: their bases alone are resolved, not every base of the project.
+                self._classes_by_base_name = {}
+                for path, outline in self.files.items():
+                    for qualname, info in outline.classes.items():
+                        for _, name in info.bases:
+                            tail = name.rpartition(".")[2]
+                            self._classes_by_base_name.setdefault(tail, []).append((path, qualname))
+            tail = key[1].rpartition(".")[2]
+            candidates = self._classes_by_base_name.get(tail, ())
+            self._subclasses[key] = [c for c in dict.fromkeys(candidates) if key in self._bases(c)]
+        return self._subclasses[key]
+
+    def _overrides(self, path: str, ref: Ref) -> list[tuple[Node, str]]:
+        """What `self.attr(...)` in a method of the class runs when `self` is a subclass's."""
+        key = self._class(path, ref.name, ref.local)
+        found = []
+        for subclass in self.subclasses(key) if key is not None else ():
+            method = self.files[subclass[0]].classes[subclass[1]].methods.get(ref.attr)
+            if method is not None:
+                found.append(((subclass[0], method), overrides_note(ref.attr, subclass[1])))
+        return found
+
     def _held(self, path: str, ref: Ref) -> list[tuple[Node, str]]:
         """What a HELD Ref may run, each with a note on where the object's class was seen."""
         if ref.name not in self.files[path].classes:
@@ -285,7 +326,7 @@ class ProjectIndex:
         return self.find_method(key, "forward") or self.find_method(key, "__call__")
 
     def _construct(self, key: ClassKey) -> Node | None:
-        return None if self.module_reason(key) is not None else self.find_method(key, "__init__")
+        return self.find_method(key, "__init__")
 
     # Calls ----------------------------------------------------------------------
 
@@ -332,6 +373,8 @@ class ProjectIndex:
             return self._held(path, target)
         if isinstance(target, Ref) and target.kind == ANY_METHOD:
             return self._any_method(target.attr)
+        if isinstance(target, Ref) and target.kind == OVERRIDES:
+            return self._overrides(path, target)
         node = self._target(path, target)
         return [(node, "")] if node is not None else []
 

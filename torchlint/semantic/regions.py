@@ -108,6 +108,9 @@ HELD = "held"
 # `obj.attr(...)` on an object whose class is not known: the project's methods named `attr`,
 # when only a few classes define one.
 ANY_METHOD = "any-method"
+# `self.attr(...)` in a method of the class: the `attr` of each subclass that defines its own,
+# since `self` may be any of them (`integrate` of a base solver runs the subclass's `_advance`).
+OVERRIDES = "overrides"
 # Method names too common to tell a class by: those of Python's own types and of arrays.
 _COMMON_METHODS = frozenset(
     name for kind in (dict, list, str, set, tuple, bytes, int, float, object) for name in dir(kind)
@@ -121,6 +124,13 @@ _COMMON_METHODS = frozenset(
 )
 
 
+# Calls that take a function or class only to look at it, never calling it.
+_INSPECTING_CALLS = frozenset(
+    f"builtins.{name}"
+    for name in ("isinstance", "issubclass", "hasattr", "getattr", "setattr", "type", "id", "callable", "vars", "repr", "str")
+) | {"typing.cast", "typing_extensions.cast"}
+
+
 def through(how: str, note: str) -> str:
     """`called from` with a note: `called through self.scheduler (...) from`."""
     if not note:
@@ -132,6 +142,11 @@ def through(how: str, note: str) -> str:
 def held_note(attr: str, cls: str, where: str) -> str:
     """`self.scheduler (a DDPMScheduler given to Loop() in pkg.train.main)`."""
     return f"self.{attr} (a {cls} {where})"
+
+
+def overrides_note(attr: str, subclass: str) -> str:
+    """`self._advance of subclass Dopri5Solver`."""
+    return f"self.{attr} of subclass {subclass}"
 
 
 def dotted_in(module: str, qualname: str) -> str:
@@ -246,6 +261,7 @@ class _Index:
         self._held: dict[tuple[ClassInfo, str], list[tuple[ClassInfo | str, str]]] = {}
         self._module_reasons: dict[ClassInfo, str | None] = {}
         self._foreign: dict[ClassInfo, bool] = {}
+        self._subclasses: dict[ClassInfo, list[ClassInfo]] | None = None
 
     # Node types are compared exactly on these paths, which run for every call: libcst's
     # classes are final, and an ABC `isinstance` costs several times as much.
@@ -271,6 +287,22 @@ class _Index:
             local = self.local_class(base, info.enclosing)
             if local is not None and local is not info:
                 found.append(local)
+        return found
+
+    def local_subclasses(self, info: ClassInfo) -> list[ClassInfo]:
+        """The classes of this file that derive from ``info``, directly or not."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for cls in self.summary.classes.values():
+                for base in self.local_bases(cls):
+                    self._subclasses.setdefault(base, []).append(cls)
+        found: list[ClassInfo] = []
+        pending = list(self._subclasses.get(info, ()))
+        while pending:
+            cls = pending.pop()
+            if cls not in found and cls is not info:
+                found.append(cls)
+                pending.extend(self._subclasses.get(cls, ()))
         return found
 
     def has_foreign_base(self, info: ClassInfo, _seen: frozenset = frozenset()) -> bool:
@@ -319,13 +351,12 @@ class _Index:
         return found
 
     def construct(self, cls: ClassInfo) -> FunctionInfo | Ref | None:
-        """What calling a class runs under Dynamo: __init__, unless the class is an nn.Module."""
-        if self.module_reason(cls) is not None:
-            return None
-        if self.has_foreign_base(cls):
-            # Whether it is a module may depend on the other file.
-            return Ref(CONSTRUCT, cls.qualname, local=True)
-        return self.find_method(cls, "__init__")
+        """What calling a class runs under Dynamo: its __init__ (an nn.Module's too: a module
+        built in compiled code is built by the trace)."""
+        found = self.find_method(cls, "__init__")
+        if found is None and self.has_foreign_base(cls):
+            return Ref(CONSTRUCT, cls.qualname, local=True)  # __init__ may come from the other file
+        return found
 
     def module_reason(self, info: ClassInfo) -> str | None:
         """Why ``info`` is taken for an ``nn.Module`` subclass, or None."""
@@ -562,7 +593,25 @@ class _Index:
             return dispatched
         target = self._callee(expr, function)
         found = [(target, "")] if target is not None else []
-        return found + (held or [])
+        return found + self._overrides(expr, function) + (held or [])
+
+    def _overrides(self, expr: cst.BaseExpression, function: FunctionInfo) -> list[tuple[FunctionInfo | Ref, str]]:
+        """`self.attr(...)`: the `attr` of this file's subclasses, and a Ref for the project's."""
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+            return []
+        context = self.method_context(function)
+        if context is None or expr.value.value != context[0].self_name:
+            return []
+        cls, attr = context[1], expr.attr.value
+        if attr in cls.attribute_values:
+            return []  # an object kept on `self`, not a method
+        found: list[tuple[FunctionInfo | Ref, str]] = []
+        for subclass in self.local_subclasses(cls):
+            method = subclass.methods.get(attr)
+            if method is not None:
+                found.append((method, overrides_note(attr, subclass.qualname)))
+        found.append((Ref(OVERRIDES, cls.qualname, attr, local=True), ""))
+        return found
 
     def dispatched(
         self, expr: cst.BaseExpression, function: FunctionInfo
@@ -864,10 +913,12 @@ class FileGraph:
             ):
                 method = cst.Attribute(value=call.args[0].value, attr=cst.Name(dunder))
                 found.extend((target, through(CALLED, note)) for target, note in callees(method, function))
-            # Functions handed to another call are usually called by it (checkpoint, map, ...).
-            for arg in call.args:
-                if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    found.extend((target, through(PASSED, note)) for target, note in callees(arg.value, function))
+            # Functions handed to another call are usually called by it (checkpoint, map, ...);
+            # not by a builtin that only looks at them (`isinstance(x, Decoder)`).
+            handed = [arg.value for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute))]
+            if handed and qualified_name(func, function.scope) not in _INSPECTING_CALLS:
+                for value in handed:
+                    found.extend((target, through(PASSED, note)) for target, note in callees(value, function))
         for nested in self.nested_in.get(function, ()):
             if id(nested.lambda_node or nested.node) not in ruled_out:
                 found.append((nested, NESTED))
@@ -893,20 +944,11 @@ class FileGraph:
             return []  # a module, or a class or function imported
         return [(Ref(ANY_METHOD, "", func.attr.value), f"any class's .{func.attr.value}")]
 
-    def local_edges(self, resolve_constructs: bool) -> Callable[[FunctionInfo], Iterable[tuple[FunctionInfo, str]]]:
-        """Edges within the file. Without the project's answer, a class whose base lives
-        elsewhere is taken for a plain class when called (its __init__ runs)."""
-
-        def edges(function: FunctionInfo) -> Iterable[tuple[FunctionInfo, str]]:
-            for target, how in self.edges(function):
-                if isinstance(target, FunctionInfo):
-                    yield target, how
-                elif resolve_constructs and target.kind == CONSTRUCT and target.local:
-                    init = self.index.find_method(self.summary.classes[target.name], "__init__")
-                    if init is not None:
-                        yield init, how
-
-        return edges
+    def local_edges(self, function: FunctionInfo) -> Iterator[tuple[FunctionInfo, str]]:
+        """Edges within the file."""
+        for target, how in self.edges(function):
+            if isinstance(target, FunctionInfo):
+                yield target, how
 
 
 Node = TypeVar("Node", bound=Hashable)
@@ -991,7 +1033,7 @@ def compiled_regions(
             by_name.setdefault(function.qualname, []).append(function)
         for qualname, reason in project.compiled_elsewhere.items():
             seeds.extend((function, reason) for function in by_name.get(qualname, ()))
-    edges = graph.local_edges(resolve_constructs=not resolved)
+    edges = graph.local_edges
     compiled = reach(
         seeds,
         edges,
