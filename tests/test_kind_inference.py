@@ -508,3 +508,46 @@ class Net(torch.nn.Module):
         return None
 """
     assert codes(source) == expected
+
+
+def test_inside_an_isinstance_test_for_a_number_the_value_is_plain_python():
+    # pyro's `is_identically_zero(x)`: `x == 0` only runs where `x` is a number.
+    source = """
+import numbers
+import torch
+
+def is_zero(x):
+    if isinstance(x, numbers.Number):
+        return x == 0
+    return False
+
+@torch.compile
+def scale(tensor: torch.Tensor, plain: bool):
+    if is_zero(tensor):
+        return tensor
+    if plain and isinstance(tensor, (int, float)):
+        if tensor > 0:
+            return tensor
+    return tensor * 2
+"""
+    assert codes(source) == []
+
+
+def test_an_isinstance_test_for_a_tensor_makes_a_tensor_and_leaves_the_name_after_the_if():
+    source = """
+import torch
+
+@torch.compile
+def f(x, y: torch.Tensor):
+    if isinstance(x, torch.Tensor):
+        if x > 0:
+            x = x + 1
+    if isinstance(y, float):
+        y = y * 2
+    if y.any():
+        return y
+    return x
+"""
+    # The tensor test makes `x` a tensor inside; `y` narrowed to a float in a branch that
+    # does not rebind it is still the tensor it was, after the `if`.
+    assert findings(source) == [("TL201", 7), ("TL201", 11)]

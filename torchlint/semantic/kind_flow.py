@@ -23,6 +23,7 @@ from torchlint.semantic.kind_vocabulary import (
     Kind,
     annotation_kind,
     arithmetic_kind,
+    isinstance_kind,
     join_kinds,
 )
 from torchlint.semantic.parameter_binding import bind_parameters
@@ -165,6 +166,25 @@ class KindEnv(ExpressionKinds, ShapeFacts):
     def branches(self) -> Branches:
         return Branches(self)
 
+    def narrow(self, test: cst.BaseExpression) -> dict[str, Kind]:
+        """Inside `if isinstance(x, numbers.Number):` (or one of an `and`), `x` is what the
+        test says: the names narrowed, with their kinds there."""
+        narrowed: dict[str, Kind] = {}
+        for condition in _conjuncts(test):
+            if not (
+                isinstance(condition, cst.Call)
+                and len(condition.args) == 2
+                and isinstance(condition.args[0].value, cst.Name)
+                and qualified_name(condition.func, self.scope) == "builtins.isinstance"
+            ):
+                continue
+            kind = isinstance_kind(condition.args[1].value, self.scope)
+            if kind is not UNKNOWN:
+                narrowed[condition.args[0].value.value] = kind
+        for name, kind in narrowed.items():
+            self.names[name] = kind
+        return narrowed
+
     def merge(self, outcomes: list[dict[tuple[int, str], object]]) -> None:
         """Join what the branches that go on left (``outcomes``: each one's changes, over
         the kinds before the `if`, which are in place). A name no branch changed keeps
@@ -208,10 +228,22 @@ class Branches:
         self.mark = env.journal.mark()
         # What each branch that goes on changed: (container, name) -> the value it left.
         self.outcomes: list[dict[tuple[int, str], object]] = []
+        # What the test of the branch now walked says of names (`isinstance`): no change of
+        # the branch's own unless it binds them again.
+        self.narrowed: dict[tuple[int, str], Kind] = {}
+
+    def narrow(self, test: cst.BaseExpression) -> None:
+        tag = self.env.names.tag
+        self.narrowed = {(tag, name): kind for name, kind in self.env.narrow(test).items()}
 
     def branch_done(self, exits: bool) -> None:
         if not exits:
-            self.outcomes.append(self.env.journal.changes_since(self.mark))
+            changes = self.env.journal.changes_since(self.mark)
+            for key, kind in self.narrowed.items():
+                if changes.get(key) is kind:
+                    del changes[key]
+            self.outcomes.append(changes)
+        self.narrowed = {}
         self.env.journal.undo_to(self.mark)
 
     def falls_through(self) -> None:
@@ -220,6 +252,15 @@ class Branches:
     def close(self) -> None:
         if self.outcomes:
             self.env.merge(self.outcomes)
+
+
+def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """`a and b and c` -> a, b, c; any other test is its own."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _conjuncts(test.left)
+        yield from _conjuncts(test.right)
+    else:
+        yield test
 
 
 def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:

@@ -40,6 +40,11 @@ _TENSOR_TYPES = frozenset(
      "torch.HalfTensor", "torch.DoubleTensor", "torch.IntTensor", "torch.ByteTensor", "torch.BFloat16Tensor"}
 )
 _PYTHON_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes"})
+# What `isinstance(x, T)` may test for besides those: once it holds, `x` is a plain value.
+_NUMBER_TYPES = frozenset(
+    {"builtins.complex", "numbers.Number", "numbers.Real", "numbers.Integral", "numbers.Complex",
+     "numbers.Rational", "builtins.list", "builtins.tuple", "builtins.dict", "builtins.set"}
+)
 SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 META_ATTRIBUTES = frozenset(
     {"dtype", "device", "is_cuda", "is_cpu", "requires_grad", "layout", "is_sparse", "is_quantized",
@@ -225,6 +230,18 @@ def annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
     if name in _TENSOR_TYPES:
         return TENSOR
     if name in _PYTHON_TYPES:
+        return PYTHON
+    return UNKNOWN
+
+
+def isinstance_kind(types: cst.BaseExpression, scope: Scope) -> Kind:
+    """What `isinstance(x, types)` holding makes of `x`: a tensor for tensor types, a plain
+    value for numbers, strings and containers; UNKNOWN for anything else or a mix."""
+    members = [element.value for element in types.elements] if isinstance(types, cst.Tuple) else [types]
+    names = [qualified_name(member, scope) for member in members]
+    if names and all(name in _TENSOR_TYPES for name in names):
+        return TENSOR
+    if names and all(name in _PYTHON_TYPES or name in _NUMBER_TYPES for name in names):
         return PYTHON
     return UNKNOWN
 

@@ -117,6 +117,7 @@ class _Flow:
         self.events.header(statement.test)
         branches = self.env.branches()
         if statement.body not in self.ruled_out:
+            branches.narrow(statement.test)
             self.suite(statement.body)
             branches.branch_done(always_exits(statement.body))
         orelse = statement.orelse
