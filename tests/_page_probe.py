@@ -71,7 +71,8 @@ def _load_module(source: str, path: Path) -> ModuleType:
 def _lint_rows(source: str, path: Path, code: str) -> tuple[set[int], set[str]]:
     """The rows where the rule predicts a break, and the rules of the breaks it reports on.
 
-    A TL6xx finding sits on a loop or a `try`; Dynamo blames the break inside it.
+    A TL6xx finding sits on a loop or a `try`; Dynamo blames the break inside it. Another
+    finding that reports on breaks (TL524's `super().__init__()`) is a break of its own too.
     """
     from torchlint.config import Settings
     from torchlint.engine import lint_text
@@ -81,10 +82,9 @@ def _lint_rows(source: str, path: Path, code: str) -> tuple[set[int], set[str]]:
     for finding in lint_text(source, str(path), Settings(root=path.parent)):
         if finding.code != code:
             continue
-        if finding.related:
-            rows.update(related.location.row for related in finding.related)
-            inner_codes.update(related.code for related in finding.related)
-        else:
+        rows.update(related.location.row for related in finding.related)
+        inner_codes.update(related.code for related in finding.related)
+        if not (finding.related and code.startswith("TL6")):
             rows.add(finding.location.row)
     return rows, inner_codes
 
