@@ -604,3 +604,34 @@ def test_star_imports_in_any_module(project: Path) -> None:
         "Mixin.log",
         "Net.forward",
     }
+
+
+def test_a_forward_whose_bases_the_project_knows_are_plain_classes_is_not_compiled(project: Path) -> None:
+    # Alone, pipeline.py cannot see Mixin and takes Pipeline for a module (it has a forward);
+    # the project sees Mixin, a plain class, and the forward is compiled nowhere.
+    write(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/hub.py": """
+                import abc
+
+                class Mixin(abc.ABC):
+                    def push(self):
+                        return None
+                """,
+            "pkg/pipeline.py": """
+                import torch
+                from .hub import Mixin
+
+                class Pipeline(Mixin):
+                    def forward(self, x):
+                        print(x)
+                        return x
+                """,
+        },
+    )
+    assert check("--no-project", "pkg/pipeline.py") == [("pipeline.py", 6, "TL101")]
+    assert check("pkg/") == []
+    assert check("pkg/pipeline.py") == []
+    assert "Pipeline.forward" not in regions_output("pkg/")

@@ -20,6 +20,7 @@ from torchlint.semantic.outline import ClassName, FileOutline, OutlineEntry, Tar
 from torchlint.semantic.regions import (
     ANY_METHOD,
     COMPILED,
+    GUESSED_MODULE,
     CONSTRUCT,
     HELD,
     INSTANCE,
@@ -57,7 +58,8 @@ class ProjectFacts:
     # the compiled functions here that only fullgraph=True sites reach; None until the
     # index has run (the file's own view then decides)
     fullgraph: frozenset[str] | None = None
-    # classes here that are nn.Modules through a base in another file -> why
+    # classes here that are nn.Modules through a base in another file -> why; "" for a class
+    # this file alone takes for a module whose bases the project knows are none
     module_classes: dict[str, str] = field(default_factory=dict)
     # `torch._dynamo.config.<name> = <constant>` across all linted files
     dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
@@ -202,6 +204,8 @@ class ProjectIndex:
             return None
         path, qualname = key
         reason = self.files[path].classes[qualname].module_reason
+        if reason is not None and reason.startswith(GUESSED_MODULE) and self._plain_bases_only(key, _seen):
+            reason = None
         if reason is None:
             for base in self._bases(key):
                 if self.module_reason(base, _seen | {key}) is not None:
@@ -211,6 +215,17 @@ class ProjectIndex:
         if not _seen:
             self._module_reasons[key] = reason
         return reason
+
+    def _plain_bases_only(self, key: ClassKey, seen: frozenset) -> bool:
+        """Every base of the class is a class of the project or of the standard library
+        (`abc.ABC`), and none is an nn.Module: the file's guess that it is one was wrong."""
+        path, qualname = key
+        outside = [
+            name for is_local, name in self.files[path].classes[qualname].bases
+            if is_local or name.partition(".")[0] not in sys.stdlib_module_names
+        ]
+        bases = self._bases(key)
+        return len(bases) == len(outside) and all(self.module_reason(base, seen | {key}) is None for base in bases)
 
     def find_method(self, key: ClassKey, name: str, _seen: frozenset = frozenset()) -> Node | None:
         if key in _seen:
@@ -598,12 +613,15 @@ class ProjectIndex:
         return found
 
     def _module_classes(self, path: str) -> dict[str, str]:
+        """The classes of the file that are nn.Modules through another file, with why, and
+        with "" those the file alone took for modules wrongly."""
         found = {}
         for qualname, info in self.files[path].classes.items():
-            if info.module_reason is None:
-                reason = self.module_reason((path, qualname))
-                if reason is not None:
-                    found[qualname] = reason
+            reason = self.module_reason((path, qualname))
+            if info.module_reason is None and reason is not None:
+                found[qualname] = reason
+            elif info.module_reason is not None and reason is None:
+                found[qualname] = ""
         return found
 
     def plain_facts(self) -> ProjectFacts:

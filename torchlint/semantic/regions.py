@@ -124,6 +124,8 @@ _COMMON_METHODS = frozenset(
 )
 
 
+# The reason of a class taken for an nn.Module because this file cannot see its bases.
+GUESSED_MODULE = "defines forward() and derives from"
 # Calls that take a function or class only to look at it, never calling it.
 _INSPECTING_CALLS = frozenset(
     f"builtins.{name}"
@@ -369,7 +371,7 @@ class _Index:
             return None
         from_project = self.module_classes.get(info.qualname)
         if from_project is not None:
-            return from_project
+            return from_project or None  # "": the project knows every base, and none is a module
         for base in info.bases:
             local = self.local_class(base, info.enclosing)
             if local is not None:
@@ -384,7 +386,7 @@ class _Index:
         # a `forward` of its own: nearly always an nn.Module in model code.
         unresolved = self._unseen_bases(info, seen)
         if unresolved and "forward" in info.methods and not unresolved[0].startswith("torch."):
-            return f"defines forward() and derives from {unresolved[0]}"
+            return f"{GUESSED_MODULE} {unresolved[0]}"
         return None
 
     def _unseen_bases(self, info: ClassInfo, seen: frozenset) -> list[str]:
