@@ -173,11 +173,15 @@ def lint_work(
 
 
 def files_to_lint(records: Iterable[dict], site: Path) -> list[str]:
-    """Every measured file that ran or broke, with the `__init__.py` of its packages."""
+    """Every measured file that ran or broke, the other modules of its folder, and the
+    `__init__.py` of its packages. A user lints the package: a file whose functions never ran
+    still holds the classes that a dispatch table names or that override a method."""
     found = set()
     for record in records:
         found.update(str(site / f) for f in record["executed"])
         found.update(str(site / b["file"]) for b in record["breaks"])
+    folders = {Path(file).parent for file in found}
+    found.update(str(module) for folder in folders for module in folder.glob("*.py"))
     return with_packages(found)
 
 
