@@ -198,3 +198,12 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
 def comparison_operands(node: cst.Comparison) -> list[cst.BaseExpression]:
     """`a < b <= c` -> `[a, b, c]`."""
     return [node.left, *(target.comparator for target in node.comparisons)]
+
+
+def conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """`a and b and c` -> a, b, c (every `and` flattened); any other test is its own."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from conjuncts(test.left)
+        yield from conjuncts(test.right)
+    else:
+        yield test

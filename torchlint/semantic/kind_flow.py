@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.cst_walk import conjuncts
 from torchlint.semantic.expression_kinds import ExpressionKinds
 from torchlint.semantic.kind_vocabulary import (
     MODULE,
@@ -170,7 +171,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
         """Inside `if isinstance(x, numbers.Number):` (or one of an `and`), `x` is what the
         test says: the names narrowed, with their kinds there."""
         narrowed: dict[str, Kind] = {}
-        for condition in _conjuncts(test):
+        for condition in conjuncts(test):
             if not (
                 isinstance(condition, cst.Call)
                 and len(condition.args) == 2
@@ -252,15 +253,6 @@ class Branches:
     def close(self) -> None:
         if self.outcomes:
             self.env.merge(self.outcomes)
-
-
-def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """`a and b and c` -> a, b, c; any other test is its own."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _conjuncts(test.left)
-        yield from _conjuncts(test.right)
-    else:
-        yield test
 
 
 def _names_in(target: cst.BaseExpression) -> Iterator[cst.Name]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
-from torchlint.cst_walk import comparison_operands, walk
+from torchlint.cst_walk import comparison_operands, conjuncts, walk
 from torchlint.semantic.kind_vocabulary import (
     MODULE,
     PYTHON,
@@ -255,14 +255,16 @@ def _compared(comparison: cst.Comparison, names: set[str]) -> list[str]:
 
 def _asserted_tensors(test: cst.BaseExpression, scope: Scope) -> list[str]:
     """`assert isinstance(t, torch.Tensor)`, `assert torch.is_tensor(t)`, joined by `and`."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _asserted_tensors(test.left, scope) + _asserted_tensors(test.right, scope)
+    return [name for condition in conjuncts(test) if (name := _asserted_tensor(condition, scope)) is not None]
+
+
+def _asserted_tensor(test: cst.BaseExpression, scope: Scope) -> str | None:
     if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
-        return []
+        return None
     name = qualified_name(test.func, scope)
     if name == "torch.is_tensor" and len(test.args) == 1:
-        return [test.args[0].value.value]
+        return test.args[0].value.value
     if name == "builtins.isinstance" and len(test.args) == 2 and is_tensor_type(test.args[1].value, scope):
-        return [test.args[0].value.value]
-    return []
+        return test.args[0].value.value
+    return None
 

@@ -29,6 +29,7 @@ from torchlint.semantic.regions import (
     OVERRIDES,
     SUPER,
     Ref,
+    descendants,
     fullgraph_only,
     held_note,
     overrides_note,
@@ -288,17 +289,6 @@ class ProjectIndex:
             return []
         return [(node, f"{qualname} (the project's only classes with .{name})") for node, qualname in found]
 
-    def subclasses(self, key: ClassKey) -> list[ClassKey]:
-        """The project's classes that derive from ``key``, directly or not."""
-        found: list[ClassKey] = []
-        pending = [key]
-        while pending:
-            for subclass in self._direct_subclasses(pending.pop()):
-                if subclass not in found and subclass != key:
-                    found.append(subclass)
-                    pending.append(subclass)
-        return found
-
     def _direct_subclasses(self, key: ClassKey) -> list[ClassKey]:
         if key not in self._subclasses:
             if self._classes_by_base_name is None:
@@ -319,7 +309,7 @@ class ProjectIndex:
         """What `self.attr(...)` in a method of the class runs when `self` is a subclass's."""
         key = self._class(path, ref.name, ref.local)
         found = []
-        for subclass in self.subclasses(key) if key is not None else ():
+        for subclass in descendants(key, self._direct_subclasses) if key is not None else ():
             method = self.files[subclass[0]].classes[subclass[1]].methods.get(ref.attr)
             if method is not None:
                 found.append(((subclass[0], method), overrides_note(ref.attr, subclass[1])))

@@ -298,14 +298,8 @@ class _Index:
             for cls in self.summary.classes.values():
                 for base in self.local_bases(cls):
                     self._subclasses.setdefault(base, []).append(cls)
-        found: list[ClassInfo] = []
-        pending = list(self._subclasses.get(info, ()))
-        while pending:
-            cls = pending.pop()
-            if cls not in found and cls is not info:
-                found.append(cls)
-                pending.extend(self._subclasses.get(cls, ()))
-        return found
+        subclasses = self._subclasses
+        return descendants(info, lambda cls: subclasses.get(cls, ()))
 
     def has_foreign_base(self, info: ClassInfo, _seen: frozenset = frozenset()) -> bool:
         """Whether a base of ``info`` (or of its bases here) may come from another project file."""
@@ -954,6 +948,19 @@ class FileGraph:
 
 
 Node = TypeVar("Node", bound=Hashable)
+
+
+def descendants(root: Node, children: Callable[[Node], Iterable[Node]]) -> list[Node]:
+    """What ``children`` leads to from ``root``, at any depth, each once, ``root`` left out:
+    a class's subclasses and theirs."""
+    found: list[Node] = []
+    pending = deque(children(root))
+    while pending:
+        node = pending.popleft()
+        if node not in found and node != root:
+            found.append(node)
+            pending.extend(children(node))
+    return found
 
 
 def reach(

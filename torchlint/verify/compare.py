@@ -96,7 +96,7 @@ def _innermost_function(path: str, row: int) -> tuple[int, int] | None:
     return max(containing, default=None)
 
 
-def skipped_positions(response: dict) -> list[tuple[str, int]]:
+def _skipped_positions(response: dict) -> list[tuple[str, int]]:
     """Where tracing stopped in each frame Dynamo gave up on (break in a loop, `try`, `with`):
     the function of the break, and the caller whose loop held the call (``skipped_at``).
     The break's own function counts too: a repeat of the break, logged without its frames,
@@ -238,7 +238,7 @@ def compare(
             for d in lint(path)
             if _ran(d, executed.get(path, set()), None if spans is None else spans.get(path, {}))
         ]
-        skipped = skipped_positions(response)
+        skipped = _skipped_positions(response)
         if skipped:
             findings = [d for d in findings if _matches_a_break(d, breaks) or not _unobserved(d, skipped)]
         for brk in breaks:
