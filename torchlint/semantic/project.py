@@ -115,6 +115,7 @@ class ProjectIndex:
         self._methods_by_name: dict[str, list[tuple[Node, str]]] | None = None
         self._classes_by_base_name: dict[str, list[ClassKey]] | None = None
         self._subclasses: dict[ClassKey, list[ClassKey]] = {}
+        self._descendants: dict[ClassKey, list[ClassKey]] = {}
         self._optional_key_classes: dict[ClassKey, bool] = {}
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
@@ -289,6 +290,13 @@ class ProjectIndex:
             return []
         return [(node, f"{qualname} (the project's only classes with .{name})") for node, qualname in found]
 
+    def _subclasses_of(self, key: ClassKey) -> list[ClassKey]:
+        """The project's classes that derive from ``key``, directly or not (asked for each
+        `self.method()` of the class's methods: kept)."""
+        if key not in self._descendants:
+            self._descendants[key] = descendants(key, self._direct_subclasses)
+        return self._descendants[key]
+
     def _direct_subclasses(self, key: ClassKey) -> list[ClassKey]:
         if key not in self._subclasses:
             if self._classes_by_base_name is None:
@@ -309,7 +317,7 @@ class ProjectIndex:
         """What `self.attr(...)` in a method of the class runs when `self` is a subclass's."""
         key = self._class(path, ref.name, ref.local)
         found = []
-        for subclass in descendants(key, self._direct_subclasses) if key is not None else ():
+        for subclass in self._subclasses_of(key) if key is not None else ():
             method = self.files[subclass[0]].classes[subclass[1]].methods.get(ref.attr)
             if method is not None:
                 found.append(((subclass[0], method), overrides_note(ref.attr, subclass[1])))

@@ -953,14 +953,14 @@ Node = TypeVar("Node", bound=Hashable)
 def descendants(root: Node, children: Callable[[Node], Iterable[Node]]) -> list[Node]:
     """What ``children`` leads to from ``root``, at any depth, each once, ``root`` left out:
     a class's subclasses and theirs."""
-    found: list[Node] = []
+    found: dict[Node, None] = {}  # ordered, and a class may have hundreds of subclasses
     pending = deque(children(root))
     while pending:
         node = pending.popleft()
         if node not in found and node != root:
-            found.append(node)
+            found[node] = None
             pending.extend(children(node))
-    return found
+    return list(found)
 
 
 def reach(
