@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.cst_walk import single_index, walk
+from torchlint.cst_walk import comparison_operands, single_index, walk
 from torchlint.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules._eager_checks import eager_check
@@ -29,6 +29,8 @@ _WHERE = (
 _ASSERT = "check on the device instead: `torch._assert_async(~cond, \"message\")`"
 _WHILE = "use `torch.while_loop(cond_fn, body_fn, (x,))`, or a fixed number of steps with a mask"
 _LOGICAL = "keep it a tensor: `a & b`, `a | b`, `~a` (or `torch.logical_and/or/not`)"
+_CHAINED = "compare pair by pair and combine the tensors: `(a < b) & (b < c)`"
+_ASSERT_LOGICAL = "assert one tensor: `assert a & b`, `assert ~a` (Dynamo turns only that into a graph check)"
 
 
 def _bound(ctx: RuleContext) -> set[str]:
@@ -39,6 +41,31 @@ def _bound(ctx: RuleContext) -> set[str]:
         params = function.node.params
         names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     return names
+
+
+def _assert_truth_sites(test: cst.BaseExpression, ctx: RuleContext):
+    """The tensor-valued parts of an assert's test that Python tests before the final jump
+    to the error: all of a `not`'s operand, and every `and`/`or` operand but the last."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from truthiness_sites(test.expression, ctx)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from truthiness_sites(test.left, ctx)
+        if not ctx.short_circuits(test):
+            yield from _assert_truth_sites(test.right, ctx)
+
+
+def _chain_asks_truth(node: cst.Comparison, ctx: RuleContext) -> bool:
+    """A link of a chained comparison, before the last, compares a tensor's data."""
+    operands = comparison_operands(node)
+    for index, target in enumerate(node.comparisons[:-1]):
+        if isinstance(target.operator, (cst.Is, cst.IsNot)):
+            continue
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            if ctx.is_tensor(operands[index + 1]):
+                return True
+        elif ctx.is_data_dependent(operands[index]) or ctx.is_data_dependent(operands[index + 1]):
+            return True
+    return False
 
 
 _ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
@@ -155,6 +182,7 @@ class TensorCondition(Rule):
         tensor's truth (so that `torch.where` can take it as it is)."""
         mark_condition(condition, ctx)
         sites = list(truthiness_sites(condition, ctx))
+        ctx.handled.update(id(site) for site in sites)
         for site in sites:
             value = "a tensor value" if ctx.is_tensor(site) else "a number captured from a tensor's data"
             message = f"{what} on {value} breaks the graph (Dynamo cannot know which way it goes)"
@@ -200,8 +228,20 @@ class TensorCondition(Rule):
         self._report(node.test, "a conditional expression", "`torch.where(cond, a, b)`", ctx, fix)
 
     def visit_Assert(self, node: cst.Assert, ctx: RuleContext) -> None:
-        # A plain `assert` on a tensor traces; TL204 handles one with a formatted message.
+        # A plain `assert t` traces (Dynamo makes it a graph check); TL204 handles one with a
+        # formatted message. Only the last jump before the error is rewritten so: the
+        # operands `and`/`or` test first, and whatever `not` negates, are asked for their truth.
         mark_condition(node.test, ctx)
+        for site in _assert_truth_sites(node.test, ctx):
+            message = "`and`/`or`/`not` in an `assert` on a tensor value breaks the graph (Python asks for its truth value)"
+            ctx.report(type(self), site, message, _ASSERT_LOGICAL)
+
+    def visit_Comparison(self, node: cst.Comparison, ctx: RuleContext) -> None:
+        # `a < b < c` asks for the truth of `a < b` before it goes on to `b < c`.
+        if id(node) in ctx.handled or not _chain_asks_truth(node, ctx):
+            return
+        message = "a chained comparison on a tensor value breaks the graph (Python asks for the truth of each link but the last)"
+        ctx.report(type(self), node, message, _CHAINED)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx: RuleContext) -> None:
         if id(node) in ctx.handled:
@@ -209,6 +249,7 @@ class TensorCondition(Rule):
         mark_condition(node, ctx)
         # `a and b` asks for the truth of `a`; `b` is only handed back.
         for site in truthiness_sites(node.left, ctx):
+            ctx.handled.add(id(site))
             message = "`and`/`or` on a tensor value breaks the graph (Python asks for its truth value)"
             ctx.report(type(self), site, message, _LOGICAL)
 
@@ -217,6 +258,7 @@ class TensorCondition(Rule):
             return
         mark_condition(node, ctx)
         for site in truthiness_sites(node.expression, ctx):
+            ctx.handled.add(id(site))
             message = "`not` on a tensor value breaks the graph (Python asks for its truth value)"
             ctx.report(type(self), site, message, _LOGICAL)
 
