@@ -254,6 +254,49 @@ def test_a_caller_skipped_for_a_break_in_its_loop_leaves_its_later_lines_unjudge
 
 @needs_torch
 @pytest.mark.dynamo
+def test_a_break_under_a_generator_context_manager_leaves_the_rest_of_its_function_unjudged(verify_pool, tmp_path):
+    # `report` breaks while `quiet()` is active: Dynamo cannot resume under that context
+    # manager and runs the rest of `solve` eagerly, so its `.item()` is never traced.
+    write(
+        tmp_path / "model.py",
+        """\
+        import contextlib
+
+        import torch
+
+
+        @contextlib.contextmanager
+        def quiet():
+            yield
+
+
+        def report(y):
+            print("stepped")
+            return y
+
+
+        @torch.compile
+        def solve(y):
+            with quiet():
+                y = report(y * 2)
+            total = y.sum().item()
+            return y, total
+
+
+        def torchlint_targets():
+            return {"solve": (solve, (torch.ones(2),))}
+        """,
+    )
+    report = verify_json(verify_pool, "model.py", cwd=tmp_path)
+    [brk] = report["targets"][0]["breaks"]
+    assert brk["line"] == 12 and brk["frame_skipped"]
+    assert brk["skipped_at"] == [[str((tmp_path / "model.py").resolve()), 19]]
+    assert report["summary"]["false_positives"] == 0
+    assert report["summary"]["findings"] == report["summary"]["matched"] == 1
+
+
+@needs_torch
+@pytest.mark.dynamo
 def test_compile_profile_from_config_reaches_dynamo(verify_pool, tmp_path):
     write(
         tmp_path / "model.py",

@@ -32,10 +32,17 @@ _SKIP_MARKERS = (
     "Skipping the function and falling back to eager",
     "cannot properly resume from this graph break",
     "graph break in loop",
+    "graph break that we cannot resume from",
 )
 # The frame Dynamo gave up on: `frame skipped: f (/path/m.py line 8)`, or `will skip tracing
 # the frame f (/path/m.py line 8)`, with the first line of its code.
 _SKIPPED_FRAME = re.compile(r"(?:frame skipped: |skip tracing the frame )\S+ \((?P<file>.+?) line (?P<line>\d+)\)")
+# A break under a context manager that cannot take one (`with` of a generator's context
+# manager): where the `with` statement is, from the record's source attribution. Dynamo gives
+# up on the rest of the function that holds it.
+_CONTEXT_ORIGIN = re.compile(
+    r'Graph break under \w+.*?originated from:\s*\n\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.DOTALL
+)
 # Sections of a log record that follow the reason.
 _REASON_END = ("\nStack variable source attribution:", "\nUser code traceback:")
 _GRAPH_BREAK_ARTIFACT = "__graph_breaks"
@@ -177,14 +184,17 @@ class _Logged:
     gb_id: str | None
     reason: str
     frame_skipped: bool
-    skipped_frame: tuple[str, int] | None = None  # (file, first line of its code)
+    # (file, a line of it at or before where tracing stopped: its first, or the `with` it broke under)
+    skipped_frame: tuple[str, int] | None = None
 
 
 def _skipped_frame(*texts: str) -> tuple[str, int] | None:
-    for text in texts:
-        match = _SKIPPED_FRAME.search(text)
-        if match:
-            return match.group("file"), int(match.group("line"))
+    """The frame given up on, by a line at or before where tracing stopped in it."""
+    for pattern in (_SKIPPED_FRAME, _CONTEXT_ORIGIN):
+        for text in texts:
+            match = pattern.search(text)
+            if match:
+                return match.group("file"), int(match.group("line"))
     return None
 
 
