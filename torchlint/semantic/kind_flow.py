@@ -169,9 +169,15 @@ class KindEnv(ExpressionKinds, ShapeFacts):
 
     def narrow(self, test: cst.BaseExpression) -> dict[str, Kind]:
         """Inside `if isinstance(x, numbers.Number):` (or one of an `and`), `x` is what the
-        test says: the names narrowed, with their kinds there."""
+        test says: the names narrowed, with their kinds there. Inside `if m.dtype == torch.bool:`,
+        `m` is a boolean mask."""
         narrowed: dict[str, Kind] = {}
         for condition in conjuncts(test):
+            masked = self._tested_boolean(condition)
+            if masked is not None:
+                narrowed[masked] = TENSOR
+                self.masks.add(masked)
+                continue
             if not (
                 isinstance(condition, cst.Call)
                 and len(condition.args) == 2
@@ -185,6 +191,22 @@ class KindEnv(ExpressionKinds, ShapeFacts):
         for name, kind in narrowed.items():
             self.names[name] = kind
         return narrowed
+
+    def _tested_boolean(self, condition: cst.BaseExpression) -> str | None:
+        """The name `m` of a test `m.dtype == torch.bool` (or `is`)."""
+        if not (isinstance(condition, cst.Comparison) and len(condition.comparisons) == 1):
+            return None
+        target = condition.comparisons[0]
+        left = condition.left
+        if (
+            isinstance(target.operator, (cst.Equal, cst.Is))
+            and isinstance(left, cst.Attribute)
+            and left.attr.value == "dtype"
+            and isinstance(left.value, cst.Name)
+            and qualified_name(target.comparator, self.scope) == "torch.bool"
+        ):
+            return left.value.value
+        return None
 
     def merge(self, outcomes: list[dict[tuple[int, str], object]]) -> None:
         """Join what the branches that go on left (``outcomes``: each one's changes, over

@@ -180,6 +180,8 @@ class ShapeFacts:
                 return self.kind_of(node) is TENSOR  # `x.bool()` makes `x` one, whatever it was
             if type(func) is cst.Attribute and func.attr.value in _LAYOUT_METHODS:
                 return self.is_mask(func.value)  # a reshaped mask is a mask
+            if type(func) is cst.Attribute and func.attr.value in _MOVES and _device_only(node):
+                return self.is_mask(func.value)  # `mask.to(x.device)` keeps its dtype
         return False
 
 
@@ -197,8 +199,26 @@ _MASK_FUNCTIONS = frozenset(
 )
 _LAYOUT_METHODS = frozenset(
     {"view", "reshape", "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "t", "transpose", "permute",
-     "contiguous", "clone", "detach"}
+     "contiguous", "clone", "detach", "repeat", "tile", "flip", "roll", "movedim", "swapaxes", "swapdims",
+     "narrow", "broadcast_to"}
 )
+# Methods that move a tensor, and change its dtype only when told one.
+_MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def _device_only(call: cst.Call) -> bool:
+    """`.to(x.device)`, `.to(device=d, non_blocking=True)`, `.cuda()`: no dtype among the
+    arguments, so a boolean tensor stays boolean."""
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword in ("device", "non_blocking", "copy", "memory_format"):
+            continue
+        value = arg.value
+        named = value.attr.value if type(value) is cst.Attribute else value.value if type(value) is cst.Name else None
+        if keyword is None and named in ("device", "dev") or (type(value) is cst.SimpleString and keyword is None):
+            continue
+        return False
+    return True
 _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
      "logical_not", "isclose", "signbit"}
