@@ -226,6 +226,8 @@ class ExpressionKinds:
                     return PYTHON if kinds == {PYTHON} else UNKNOWN
             if name.startswith(TORCH_NON_TENSOR_PREFIXES):
                 return UNKNOWN
+            if name.rpartition(".")[2].startswith("is_") and name != "torch.is_nonzero":
+                return PYTHON  # `torch.npu.is_available()`, `torch.is_floating_point(x)`: a Python bool
             if name == "torch.nn.Parameter" or name.startswith(NN_FUNCTIONAL) or not name.startswith("torch.nn."):
                 return TENSOR
             return MODULE  # nn.Linear(...) and friends

@@ -32,6 +32,9 @@ GUARD_FUNCTIONS = frozenset(
         "torch._utils.is_compiling",
     }
 )
+# Tests that are False while Dynamo traces: it is neither TorchScript nor the JIT tracer.
+FALSE_WHILE_COMPILING = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state"})
+_FALSE_LAST_PARTS = frozenset(name.rpartition(".")[2] for name in FALSE_WHILE_COMPILING)
 # Helpers other libraries export under these names (transformers, accelerate, kornia, ...).
 GUARD_NAMES = frozenset({"is_torchdynamo_compiling", "is_dynamo_compiling", "is_compiling"})
 
@@ -59,12 +62,27 @@ class GuardEvaluator:
             return False
         return name in self.qualified or name.rsplit(".", 1)[-1] in self.bare
 
+    def is_false_while_compiling(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        """`torch.jit.is_scripting()` and the like."""
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _FALSE_LAST_PARTS
+            and qualified_name(node.func, scope) in FALSE_WHILE_COMPILING
+        )
+
+    def decides(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        """A call whose value while compiling is known: a guard, or one of the tests above."""
+        return self.is_guard_call(node, scope) or self.is_false_while_compiling(node, scope)
+
     def when_compiling(self, test: cst.BaseExpression, scope: Scope, _depth: int = 0) -> bool | None:
         """The value of ``test`` while Dynamo traces, where the guards decide it."""
         if _depth > _MAX_DEPTH:
             return None  # `flag = flag or other`: give up rather than chase the name
         if self.is_guard_call(test, scope):
             return True
+        if self.is_false_while_compiling(test, scope):
+            return False
         if isinstance(test, cst.Name):
             # `is_tracing = torch.jit.is_tracing() or is_torchdynamo_compiling()`
             value = assigned_value(test, scope)
@@ -143,7 +161,7 @@ class GuardedFile:
     def ruled_out(self, function: FunctionInfo) -> RuledOut:
         if self._has_guards is None:
             # Most files call no guard at all: they are spared a walk of each function.
-            self._has_guards = any(self.guards.is_guard_call(call, scope) for call, scope, _ in self.summary.calls)
+            self._has_guards = any(self.guards.decides(call, scope) for call, scope, _ in self.summary.calls)
         if not self._has_guards:
             return NOTHING_RULED_OUT
         found = self._found.get(function)
