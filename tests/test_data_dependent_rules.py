@@ -114,6 +114,9 @@ def test_breaking_pattern_is_reported(body: str, code: str):
         "y = y[:, : x.shape[1]]",
         "y = y[y.argmax(dim=-1)]",
         "w = (y > 0).to(y.dtype)\n        z = y[w.long()]",
+        "if torch.xpu.is_available():\n            y = -y",
+        "if torch.jit.is_scripting():\n            k = int(y.argmax())",
+        "k = y.argmax() if torch.jit.is_tracing() else 0\n        y = y[:k]",
         "if lengths is not None and lengths.dtype == torch.long:\n            z = y[lengths]",
         "p = y.data_ptr()",
         "k = int(n)",
@@ -247,3 +250,14 @@ def test_staticmethod_first_parameter_is_not_self():
 def test_a_dict_keyed_by_tensors_is_no_python_index():
     source = in_forward("cache = {y: 1.0}\n        y = y * cache[y]")
     assert codes(source) == []
+
+
+def test_a_name_bound_to_a_tuple_elsewhere_is_a_tensor_where_narrowed():
+    body = (
+        "perm = y.argsort()\n"
+        "        if isinstance(lengths, torch.Tensor):\n"
+        "            lengths = lengths[:, perm]\n"
+        "        elif isinstance(lengths, tuple):\n"
+        "            lengths = (lengths[0][perm], lengths[1][perm])"
+    )
+    assert codes(in_forward(body)) == []

@@ -82,8 +82,11 @@ class TensorAsPythonIndex(Rule):
             elif isinstance(index, cst.Index) and ctx.is_tensor(index.value):
                 if container_is_list is None:
                     # Lists, tuples and `nn.ModuleList`s need a Python int; tensors take tensor indices.
-                    container_is_list = not _dict(node.value, ctx) and (
-                        ctx.kind_of(node.value) in (Kind.PYTHON, Kind.MODULE) or _python_container(node.value, ctx)
+                    # A name some other line binds to a tuple is a tensor where the kinds say so
+                    # (`if isinstance(x, Tensor): x = x[:, perm]`).
+                    kind = ctx.kind_of(node.value)
+                    container_is_list = not _dict(node.value, ctx) and kind is not Kind.TENSOR and (
+                        kind in (Kind.PYTHON, Kind.MODULE) or _python_container(node.value, ctx)
                     )
                 if container_is_list:
                     ctx.report(type(self), node, fix=list_as_tensor(node, ctx))
