@@ -7,6 +7,7 @@ torch is imported inside the functions so that importing torchlint stays light.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import logging
@@ -43,6 +44,7 @@ _SKIPPED_FRAME = re.compile(r"(?:frame skipped: |skip tracing the frame )\S+ \((
 _CONTEXT_ORIGIN = re.compile(
     r'Graph break under \w+.*?originated from:\s*\n\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.DOTALL
 )
+_UNDER_CONTEXT = "Graph break under "
 # Sections of a log record that follow the reason.
 _REASON_END = ("\nStack variable source attribution:", "\nUser code traceback:")
 _GRAPH_BREAK_ARTIFACT = "__graph_breaks"
@@ -239,15 +241,44 @@ def _parse_record(record: logging.LogRecord) -> _Logged | None:
         return None
     reason = _reason_section(message)
     gb_type = _gb_type_of(reason)
+    frames = tuple(_traceback_frames(message))
+    skipped = any(marker in reason for marker in _SKIP_MARKERS)
+    skipped_frame = _skipped_frame(message)
+    if skipped and skipped_frame is None and _UNDER_CONTEXT in reason:
+        skipped_frame = _holding_a_with(frames)
     return _Logged(
         blamed=(header.group("file"), int(header.group("line"))),
-        frames=tuple(_traceback_frames(message)),
+        frames=frames,
         gb_type=gb_type,
         gb_id=_gb_id_of(reason, gb_type),
         reason=_explanation_of(reason, gb_type),
-        frame_skipped=any(marker in reason for marker in _SKIP_MARKERS),
-        skipped_frame=_skipped_frame(message),
+        frame_skipped=skipped,
+        skipped_frame=skipped_frame,
     )
+
+
+def _holding_a_with(frames: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+    """The outermost user frame of the traceback whose line lies in a `with` block: where a
+    record names no `with` (torch before 2.13 gives no source attribution), the frame whose
+    context manager could not take the break."""
+    own = os.path.dirname(os.path.abspath(__file__))
+    for filename, lineno in frames:
+        if is_user_file(filename) and not os.path.abspath(filename).startswith(own + os.sep):
+            if any(first < lineno <= last for first, last in _with_blocks(filename)):
+                return filename, lineno
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _with_blocks(filename: str) -> tuple[tuple[int, int], ...]:
+    """(first line, last line) of every `with` statement in a file."""
+    try:
+        with open(filename, "rb") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    blocks = (ast.With, ast.AsyncWith)
+    return tuple((node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, blocks))
 
 
 def _locate(logged: list[_Logged]) -> list[Break]:
