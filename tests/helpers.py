@@ -114,3 +114,30 @@ def without_root_privileges() -> list[str]:
         pytest.skip("running as root without setpriv, which drops root's right to read any file")
     capabilities = "-dac_override,-dac_read_search"
     return [setpriv, f"--inh-caps={capabilities}", f"--bounding-set={capabilities}"]
+
+
+# `report` breaks while `quiet()` is active: Dynamo cannot resume under that context manager
+# and runs the rest of `solve` eagerly, so its `.item()` (line 20) is never traced.
+BREAK_UNDER_A_WITH = """\
+import contextlib
+
+import torch
+
+
+@contextlib.contextmanager
+def quiet():
+    yield
+
+
+def report(y):
+    print("stepped")
+    return y
+
+
+@torch.compile
+def solve(y):
+    with quiet():
+        y = report(y * 2)
+    total = y.sum().item()
+    return y, total
+"""

@@ -8,32 +8,9 @@ import logging
 from pathlib import Path
 
 import pytest
+from helpers import BREAK_UNDER_A_WITH as MODEL
 
 from torchlint.verify.breaks import _locate, _parse_record
-
-MODEL = """\
-import contextlib
-
-import torch
-
-
-@contextlib.contextmanager
-def quiet():
-    yield
-
-
-def report(y):
-    print("stepped")
-    return y
-
-
-@torch.compile
-def solve(y):
-    with quiet():
-        y = report(y * 2)
-    total = y.sum().item()
-    return y, total
-"""
 
 # What torch 2.11 logs for `solve` (CUDA build): no source attribution names the `with`.
 RECORD_2_11 = """\

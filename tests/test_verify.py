@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from helpers import dynamo_workers
+from helpers import BREAK_UNDER_A_WITH, dynamo_workers
 from torchlint.cli import cli
 from torchlint.rules import rule_by_code
 from torchlint.verify.compare import expectations
@@ -255,38 +255,8 @@ def test_a_caller_skipped_for_a_break_in_its_loop_leaves_its_later_lines_unjudge
 @needs_torch
 @pytest.mark.dynamo
 def test_a_break_under_a_generator_context_manager_leaves_the_rest_of_its_function_unjudged(verify_pool, tmp_path):
-    # `report` breaks while `quiet()` is active: Dynamo cannot resume under that context
-    # manager and runs the rest of `solve` eagerly, so its `.item()` is never traced.
-    write(
-        tmp_path / "model.py",
-        """\
-        import contextlib
-
-        import torch
-
-
-        @contextlib.contextmanager
-        def quiet():
-            yield
-
-
-        def report(y):
-            print("stepped")
-            return y
-
-
-        @torch.compile
-        def solve(y):
-            with quiet():
-                y = report(y * 2)
-            total = y.sum().item()
-            return y, total
-
-
-        def torchlint_targets():
-            return {"solve": (solve, (torch.ones(2),))}
-        """,
-    )
+    targets = '\n\ndef torchlint_targets():\n    return {"solve": (solve, (torch.ones(2),))}\n'
+    (tmp_path / "model.py").write_text(BREAK_UNDER_A_WITH + targets)
     report = verify_json(verify_pool, "model.py", cwd=tmp_path)
     [brk] = report["targets"][0]["breaks"]
     assert brk["line"] == 12 and brk["frame_skipped"]
