@@ -258,3 +258,40 @@ def test_an_outline_is_the_same_with_the_rules_or_without(tmp_path: Path) -> Non
     _, outlined = analyze_text(text, path, settings, parse_always=True, run_rules=False)
     assert linted.passed, "forward passes a tensor to `helper`"
     assert outlined == linted
+
+
+NORMS = """
+    def rms(x):
+        return x.pow(2).mean().sqrt()
+
+
+    def scale(x):
+        return 2.0
+"""
+
+SOLVER = """
+    from torch import nn
+
+    from . import norms
+    from .norms import rms, scale
+
+
+    class Step(nn.Module):
+        def forward(self, x, y):
+            d = rms(y)
+            if d < 1e-5:
+                x = x + 1
+            if scale(y) > 1:
+                x = x * 2
+            ok = norms.rms(y) > 2
+            if ok:
+                x = x - 1
+            return x, rms(x)
+"""
+
+
+def test_what_a_function_of_another_file_returns_reaches_the_tests_on_it(tmp_path: Path) -> None:
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/norms.py": NORMS, "pkg/solver.py": SOLVER})
+    assert check(str(tmp_path / "pkg")) == [("solver.py", 10, "TL201"), ("solver.py", 15, "TL201")]
+    # Alone, the file cannot know what `rms` returns.
+    assert check("--no-project", str(tmp_path / "pkg" / "solver.py")) == []

@@ -63,7 +63,7 @@ class LintContext:
             summary,
             scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
             shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
-            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors),
+            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._returns_tensor),
             guarded=guarded,
             index=self.call_index,
         )
@@ -113,6 +113,10 @@ class LintContext:
                         found = found | self.file_kinds.members.tensor_members(cls)
             self._held[key] = found
         return self._held[key]
+
+    def _returns_tensor(self, spelled: str) -> bool:
+        facts = self.project_facts
+        return facts is not None and spelled in facts.tensor_returns
 
     def record_passed(self, call: cst.Call) -> None:
         """Keep the tensors a call passes where it may run code of another file: the project
@@ -263,11 +267,13 @@ class Checker:
         *,
         project_facts: ProjectFacts | None = None,
         passed: dict[int, dict[int | str, Kind]] | None = None,
+        returns: set[str] | None = None,
         guarded: GuardedFile | None = None,
         call_index: CallIndex | None = None,
     ) -> list[Finding]:
         """``passed``, when given, receives the tensors each compiled call passes (by the
-        call's id), for the project index. ``guarded`` and ``call_index`` lend what the
+        call's id), for the project index; ``returns``, the compiled functions that return
+        a tensor. ``guarded`` and ``call_index`` lend what the
         region graph already worked out about the file's guards (it must read them with
         this checker's) and its calls."""
         if guarded is None or guarded.guards is not self.guards:
@@ -276,7 +282,7 @@ class Checker:
         ctx.passed = passed
         # With no rule enabled the walk still records what the file passes to other files:
         # their findings depend on it.
-        if not self.dispatch and not self.finishers and not self.file_finishers and passed is None:
+        if not self.dispatch and not self.finishers and not self.file_finishers and passed is None and returns is None:
             return ctx.findings
         for start in self.starters:
             start(ctx)
@@ -289,6 +295,8 @@ class Checker:
                 walk_function(ctx.kinds, _RuleWalk(self, ctx))
                 for finish in self.finishers:
                     finish(ctx.findings[first:], ctx)
+                if returns is not None and ctx.file_kinds.return_kind(function, 0) is Kind.TENSOR:
+                    returns.add(function.qualname)
         # File-wide rules look at no function in particular.
         ctx.function, ctx.statement, ctx.kinds = None, None, None
         for finish in self.file_finishers:

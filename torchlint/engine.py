@@ -262,18 +262,20 @@ def _lint(
             dynamo_config = project.dynamo_config if project is not None else summary.dynamo_config
             profile = compile_profile(settings, dynamo_config)
             passed: dict = {}
+            returns: set[str] = set()
             if run_rules or want_outline:
                 # Without the rules the walk still finds what the file's calls pass: the
                 # outline is the same whether or not the file is linted with it.
                 checker = _checker(enabled if run_rules else frozenset(), settings.guard_functions, profile.torch_version)
                 findings = checker.run(
                     summary, regions, profile, project_facts=project, passed=passed if want_outline else None,
+                    returns=returns if want_outline else None,
                     guarded=graph.guarded, call_index=graph.index,
                 )
                 if run_rules:
                     diagnostics = _diagnostics(findings, parsed, path, text)
             if want_outline:
-                outline = outline_of(summary, graph, regions, path, _is_package(path), passed)
+                outline = outline_of(summary, graph, regions, path, _is_package(path), passed, frozenset(returns))
     elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:
         # The text test skips files that cannot hold compiled code, but not ones that do
         # not parse: Python's own parser, much cheaper than libcst's, decides.

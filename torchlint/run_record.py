@@ -20,7 +20,7 @@ from torchlint.semantic.project import ProjectFacts
 #   ("config", None, digest of its `torch._dynamo.config` assignments)
 #   ("outline", parse_always, digest of the outline)
 #   ("naming", key of the names searched for, whether the text names one)
-#   ("lint", cache key of the facts it was linted with, digest of the kinds its calls pass)
+#   ("lint", cache key of the facts it was linted with, digest of what its kinds tell the project)
 Step = tuple[str, object, object]
 __all__ = ["FileRecord", "RunRecord", "Stamp", "Step", "stamp_of"]
 

@@ -157,14 +157,21 @@ def _outline_batch(
 
 
 def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, tuple | None, str | None]]:
-    """Lint with what the project tells each file, and the kinds its calls pass to other
-    files (with a digest): the rest of its outline is what the project was solved from."""
+    """Lint with what the project tells each file, and what its kinds tell other files (with
+    a digest): the kinds its calls pass, and which of its functions return tensors. The rest
+    of its outline is what the project was solved from."""
     linted = []
     for path, settings, project, text in batch:
         result, outline = _analyze_file(path, settings, project, keep_source, False, text)
-        passed = outline.passed if outline is not None else None
-        linted.append((result, passed, digest(passed) if passed is not None else None))
+        told = _kinds_told(outline) if outline is not None else None
+        linted.append((result, told, digest(told) if told is not None else None))
     return linted
+
+
+def _kinds_told(outline: FileOutline) -> tuple:
+    """What a file's lint tells the project about kinds: the part of its outline a lint with
+    new facts can change."""
+    return (outline.passed, outline.tensor_returns)
 
 
 def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
@@ -624,15 +631,16 @@ class _ProjectRun:
         items = [self._item(path, self.facts(path)) for path in paths]
         linted = self.memo.lint(items, self.keep_sources)
         changed = False
-        for path, (_, _, facts, _), (result, passed, passed_id) in zip(paths, items, linted):
+        for path, (_, _, facts, _), (result, told, told_id) in zip(paths, items, linted):
             self.results[path] = result
             facts_key = digest("facts", self.memo.form(facts))
             self.lint_facts[facts_key] = facts
-            self.steps[path].append(("lint", facts_key, passed_id))
+            self.steps[path].append(("lint", facts_key, told_id))
             self.linted_with[path] = facts
-            if passed is not None and passed != self.outlines[path].passed:
-                self.outlines[path] = replace(self.outlines[path], passed=passed)
-                self.outline_ids[path] = (*self.outline_ids[path][:1], passed_id)
+            if told is not None and told != _kinds_told(self.outlines[path]):
+                passed, tensor_returns = told
+                self.outlines[path] = replace(self.outlines[path], passed=passed, tensor_returns=tensor_returns)
+                self.outline_ids[path] = (*self.outline_ids[path][:1], told_id)
                 changed = True
         return changed
 

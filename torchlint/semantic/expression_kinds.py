@@ -38,7 +38,7 @@ from torchlint.semantic.kind_vocabulary import (
     is_constant,
     join_kinds,
 )
-from torchlint.semantic.scopes import Scope, qualified_name
+from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
 
 if TYPE_CHECKING:
     from torchlint.semantic.guards import RuledOut
@@ -197,6 +197,8 @@ class ExpressionKinds:
             known = self._named_call(name, node)
             if known is not None:
                 return known
+            if self._returns_tensor_elsewhere(func):
+                return TENSOR
         if isinstance(func, cst.Attribute):
             return self._method_call(func, node)
         if isinstance(func, cst.Name):
@@ -207,6 +209,15 @@ class ExpressionKinds:
         if isinstance(func, cst.Subscript) and self.kind_of(func.value) is MODULE:
             return TENSOR  # self.layers[i](x)
         return UNKNOWN
+
+    def _returns_tensor_elsewhere(self, func: cst.BaseExpression) -> bool:
+        """`rms(x)` of `from .norms import rms`, when the project knows `rms` returns a tensor."""
+        spelled = dotted_name(func)
+        return (
+            spelled is not None
+            and spelled.partition(".")[0] not in self.names
+            and self.file_kinds.elsewhere.returns_tensor(spelled)
+        )
 
     def _returned(self, call: cst.Call) -> Kind:
         """What a call of a function of this file returns."""

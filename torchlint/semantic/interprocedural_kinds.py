@@ -46,6 +46,9 @@ class Elsewhere(NamedTuple):
     parameters: Callable[[FunctionInfo], dict[str, Kind]] = lambda function: {}
     # (class, attribute) -> the tensor members of the objects `self.<attribute>` keeps
     held_tensors: Callable[[ClassInfo, str], frozenset[str]] = lambda owner, attribute: frozenset()
+    # a call's function as the file spells it (`rms`, `misc.rms`) -> whether the function of
+    # another file it names returns a tensor
+    returns_tensor: Callable[[str], bool] = lambda spelled: False
 
 
 class FileKinds:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from torchlint.semantic.decision_inputs import decision_callees
 from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
 from torchlint.semantic.regions import ANY_METHOD, FileGraph, Ref, Regions, arguments, is_factory
@@ -103,6 +104,10 @@ class FileOutline:
     # qualified name -> its parameters, for the kinds other files pass
     parameters: dict[str, ParameterNames] = field(default_factory=dict)
     passed: tuple[PassedArguments, ...] = ()
+    # the file's functions that return a tensor, by qualified name (as compiled here)
+    tensor_returns: frozenset[str] = frozenset()
+    # the functions, as the file spells them, whose results its decisions read
+    decision_callees: frozenset[str] = frozenset()
 
 
 def package_of(module: str, is_package: bool) -> str:
@@ -134,8 +139,10 @@ def outline_of(
     path: str,
     is_package: bool,
     passed: Mapping[int, dict[int | str, Kind]] = {},
+    tensor_returns: frozenset[str] = frozenset(),
 ) -> FileOutline:
-    """``passed``: the tensors each compiled call passes, by the call's id (the checker's)."""
+    """``passed``: the tensors each compiled call passes, by the call's id (the checker's);
+    ``tensor_returns``: the compiled functions that return a tensor (the checker's too)."""
     package = package_of(summary.module_name, is_package)
 
     def target(node: FunctionInfo | Ref) -> Target | None:
@@ -230,6 +237,8 @@ def outline_of(
         dynamo_config=dict(summary.dynamo_config),
         parameters={function.qualname: _parameter_names(function) for function in summary.functions},
         passed=tuple(passed_on),
+        tensor_returns=tensor_returns,
+        decision_callees=decision_callees(summary.module),
     )
 
 

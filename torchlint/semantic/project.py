@@ -77,6 +77,9 @@ class ProjectFacts:
     # module-level imports here, as the file spells them, that name a TypedDict class of
     # another file with an optional key (calling one breaks the graph)
     optional_key_dicts: frozenset[str] = frozenset()
+    # module-level imports here, as the file spells them, that name a function of another
+    # file that returns a tensor and that compiled functions here call
+    tensor_returns: frozenset[str] = frozenset()
 
 
 class ProjectIndex:
@@ -481,10 +484,11 @@ class ProjectIndex:
         parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
         optional_key_dicts = self.optional_key_dicts(path, compiled) if compiled else frozenset()
+        tensor_returns = self.tensor_returns(path, compiled) if compiled else frozenset()
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if described:
             unchanged = unchanged and not self._module_classes(path)
-        told = disabled_imports or parameter_kinds or held_tensors or optional_key_dicts
+        told = disabled_imports or parameter_kinds or held_tensors or optional_key_dicts or tensor_returns
         if outline.parsed and unchanged and not told:
             return None
         # What the file finds on its own once told which classes are modules; the rest is
@@ -500,6 +504,7 @@ class ProjectIndex:
             parameter_kinds=parameter_kinds,
             held_tensors=held_tensors,
             optional_key_dicts=optional_key_dicts,
+            tensor_returns=tensor_returns,
         )
 
     # Kinds across files -------------------------------------------------------------
@@ -552,13 +557,7 @@ class ProjectIndex:
         `from .runtime import Message`, `runtime.Message` for `from . import runtime`. Only
         those called: a class imported for annotations (`Unpack[Kwargs]`) tells the file nothing,
         and a file told something is linted again."""
-        outline = self.files[path]
-        called = {
-            target.name
-            for qualname in compiled
-            for target, _ in outline.functions.get(qualname, ())
-            if isinstance(target, Ref) and target.kind == NAME
-        }
+        called = self._called_names(path, compiled)
         if not called:
             return frozenset()
         return self._imports_naming(
@@ -568,6 +567,33 @@ class ProjectIndex:
             lambda module: [name for name in self.files[module].classes if self._optional_keys((module, name))],
             called,
         )
+
+    def tensor_returns(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
+        """The module-level imports of ``path`` that name a function of another file that
+        returns a tensor and that its ``compiled`` functions call (`rms` for
+        `from .norms import rms`, `norms.rms` for `from . import norms`): only those whose
+        results the file's decisions read, as the others change no finding."""
+        called = self._called_names(path, compiled)
+        if not called:
+            return frozenset()
+        found = self._imports_naming(
+            path,
+            "function",
+            lambda node: node[1] in self.files[node[0]].tensor_returns,
+            lambda module: self.files[module].tensor_returns,
+            called,
+        )
+        return found & self.files[path].decision_callees
+
+    def _called_names(self, path: str, compiled: Iterable[str]) -> set[str]:
+        """The dotted names, absolute, that the ``compiled`` functions of ``path`` call."""
+        outline = self.files[path]
+        return {
+            target.name
+            for qualname in compiled
+            for target, _ in outline.functions.get(qualname, ())
+            if isinstance(target, Ref) and target.kind == NAME
+        }
 
     def _imports_naming(
         self,

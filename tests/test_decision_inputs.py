@@ -1,0 +1,47 @@
+"""Which calls' results a file's decisions read: real libcst parses."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.semantic.decision_inputs import decision_callees
+
+
+def _callees(source: str) -> frozenset[str]:
+    return decision_callees(cst.parse_module(textwrap.dedent(source)))
+
+
+def test_results_followed_back_through_assignments_reach_a_test():
+    source = """
+        def step(x):
+            d = rms(x)
+            ratio = d / norms.scale(x)
+            ok = ratio < 1
+            if ok:
+                y = layer(x)
+                return project(y)
+            return x
+    """
+    assert _callees(source) == {"rms", "norms.scale"}
+
+
+def test_indices_conversions_and_boolean_operators_are_decisions():
+    source = """
+        def step(x, table):
+            i = pick(x)
+            n = int(count(x))
+            keep = ready(x) and other(x)
+            return table[i], n, keep, not flag(x), 0 < low(x) < 1
+    """
+    assert _callees(source) == {"pick", "count", "ready", "other", "flag", "low"}
+
+
+def test_a_result_only_computed_with_reaches_no_decision():
+    source = """
+        def step(x):
+            h = encode(x)
+            return h * weight(x).sum()
+    """
+    assert _callees(source) == frozenset()

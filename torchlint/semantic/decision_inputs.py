@@ -1,0 +1,102 @@
+"""The calls whose results a file's decisions read.
+
+A decision is where Python needs a tensor's value: the test of an `if`, `while`, `assert` or
+conditional expression, an operand of `and`, `or` and `not`, a chained comparison, an index,
+and what `int()`, `float()`, `bool()`, `range()` and `len()` take. Followed back through
+assignments (`d = rms(x)`, `ok = d < 1e-5`, `if ok:`), the calls met on the way are the ones
+whose kind can change a finding. The project tells a file what another file's function
+returns only for those: telling it more changes nothing and costs a lint.
+
+Names are not told apart by scope: a name decided on in one function counts in all of them,
+which only tells a file a little more than it needs.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.semantic.scopes import dotted_name
+
+_CONVERSIONS = frozenset({"int", "float", "bool", "range", "len"})
+
+
+def decision_callees(module: cst.Module) -> frozenset[str]:
+    """The functions, as the file spells them (`rms`, `norms.rms`), whose results reach a decision."""
+    decided: list[cst.CSTNode] = []
+    # name -> the expressions assigned to it
+    assigned: dict[str, list[cst.CSTNode]] = {}
+
+    def bind(target: cst.BaseExpression, value: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            assigned.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                bind(element.value, value)
+        elif isinstance(target, cst.StarredElement):
+            bind(target.value, value)
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        kind = type(node)
+        if kind in (cst.If, cst.While, cst.Assert, cst.IfExp):
+            decided.append(node.test)
+        elif kind is cst.BooleanOperation:
+            decided.append(node)
+        elif kind is cst.UnaryOperation and type(node.operator) is cst.Not:
+            decided.append(node.expression)
+        elif kind is cst.Comparison and len(node.comparisons) > 1:
+            decided.append(node)
+        elif kind is cst.SubscriptElement:
+            decided.append(node.slice)
+        elif kind is cst.Call and type(node.func) is cst.Name and node.func.value in _CONVERSIONS:
+            decided.extend(arg.value for arg in node.args)
+        elif kind is cst.Assign:
+            for target in node.targets:
+                bind(target.target, node.value)
+        elif kind in (cst.AnnAssign, cst.AugAssign) and node.value is not None:
+            bind(node.target, node.value)
+        elif kind is cst.NamedExpr:
+            bind(node.target, node.value)
+        elif kind in (cst.For, cst.CompFor):
+            bind(node.target, node.iter)
+        return None
+
+    walk(module, visit)
+
+    callees: set[str] = set()
+    seen: set[str] = set()
+    pending = decided
+    while pending:
+        reached: list[cst.CSTNode] = []
+        for root in pending:
+            names, calls = _read_by(root)
+            callees.update(calls)
+            for name in names - seen:
+                seen.add(name)
+                reached.extend(assigned.get(name, ()))
+        pending = reached
+    return frozenset(callees)
+
+
+def _read_by(root: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """The names an expression reads, and the functions it calls, as spelled."""
+    names: set[str] = set()
+    calls: set[str] = set()
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        kind = type(node)
+        if kind is cst.Name:
+            names.add(node.value)
+        elif kind is cst.Call:
+            spelled = dotted_name(node.func)
+            if spelled is not None:
+                calls.add(spelled)
+        elif kind is cst.Attribute:
+            # `a.b.c` reads `a`; `b` and `c` are no names of the file's
+            walk(node.value, visit)
+            return True
+        return None
+
+    walk(root, visit)
+    return names, calls
+
