@@ -35,7 +35,7 @@ def test_indices_conversions_and_boolean_operators_are_decisions():
             keep = ready(x) and other(x)
             return table[i], n, keep, not flag(x), 0 < low(x) < 1
     """
-    assert _callees(source) == {"pick", "count", "ready", "other", "flag", "low"}
+    assert _callees(source) == {"pick", "count", "ready", "flag", "low"}  # `and` hands `other(x)` back
 
 
 def test_a_result_only_computed_with_reaches_no_decision():
@@ -43,5 +43,17 @@ def test_a_result_only_computed_with_reaches_no_decision():
         def step(x):
             h = encode(x)
             return h * weight(x).sum()
+    """
+    assert _callees(source) == frozenset()
+
+
+def test_shapes_identity_and_type_questions_read_no_value():
+    source = """
+        def step(x):
+            h = encode(x)
+            m = mask_of(x)
+            if h.shape[0] > 1 and m is not None and isinstance(gate(x), int):
+                return h
+            return x
     """
     assert _callees(source) == frozenset()

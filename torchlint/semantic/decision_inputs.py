@@ -7,8 +7,7 @@ assignments (`d = rms(x)`, `ok = d < 1e-5`, `if ok:`), the calls met on the way 
 whose kind can change a finding. The project tells a file what another file's function
 returns only for those: telling it more changes nothing and costs a lint.
 
-Names are not told apart by scope: a name decided on in one function counts in all of them,
-which only tells a file a little more than it needs.
+Each function is a scope of its own; a closure's reads of the function around it are not followed.
 """
 
 from __future__ import annotations
@@ -19,10 +18,25 @@ from torchlint.cst_walk import walk
 from torchlint.semantic.scopes import dotted_name
 
 _CONVERSIONS = frozenset({"int", "float", "bool", "range", "len"})
+# Calls and attributes whose answer no tensor value decides.
+_QUESTIONS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "type", "len", "id"})
+_METADATA = frozenset(
+    {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "training", "size", "dim", "numel", "ndimension"}
+)
 
 
 def decision_callees(module: cst.Module) -> frozenset[str]:
     """The functions, as the file spells them (`rms`, `norms.rms`), whose results reach a decision."""
+    callees: set[str] = set()
+    scopes: list[cst.CSTNode] = [module]
+    while scopes:
+        callees |= _scope_callees(scopes.pop(), scopes)
+    return frozenset(callees)
+
+
+def _scope_callees(scope: cst.CSTNode, inner: list[cst.CSTNode]) -> set[str]:
+    """What one function (or the module's own code) decides on; the functions defined in it
+    are added to ``inner``, each a scope of its own."""
     decided: list[cst.CSTNode] = []
     # name -> the expressions assigned to it
     assigned: dict[str, list[cst.CSTNode]] = {}
@@ -38,10 +52,13 @@ def decision_callees(module: cst.Module) -> frozenset[str]:
 
     def visit(node: cst.CSTNode) -> bool | None:
         kind = type(node)
+        if kind is cst.FunctionDef and node is not scope:
+            inner.append(node)
+            return True
         if kind in (cst.If, cst.While, cst.Assert, cst.IfExp):
             decided.append(node.test)
         elif kind is cst.BooleanOperation:
-            decided.append(node)
+            decided.append(node.left)  # the right operand is only handed back
         elif kind is cst.UnaryOperation and type(node.operator) is cst.Not:
             decided.append(node.expression)
         elif kind is cst.Comparison and len(node.comparisons) > 1:
@@ -61,7 +78,7 @@ def decision_callees(module: cst.Module) -> frozenset[str]:
             bind(node.target, node.iter)
         return None
 
-    walk(module, visit)
+    walk(scope, visit)
 
     callees: set[str] = set()
     seen: set[str] = set()
@@ -75,11 +92,13 @@ def decision_callees(module: cst.Module) -> frozenset[str]:
                 seen.add(name)
                 reached.extend(assigned.get(name, ()))
         pending = reached
-    return frozenset(callees)
+    return callees
 
 
 def _read_by(root: cst.CSTNode) -> tuple[set[str], set[str]]:
-    """The names an expression reads, and the functions it calls, as spelled."""
+    """The names whose values an expression reads, and the functions it calls, as spelled.
+    What never depends on a tensor's values is left out: `is` tests, a tensor's shape,
+    dtype or device, and `isinstance()`-like questions."""
     names: set[str] = set()
     calls: set[str] = set()
 
@@ -87,11 +106,20 @@ def _read_by(root: cst.CSTNode) -> tuple[set[str], set[str]]:
         kind = type(node)
         if kind is cst.Name:
             names.add(node.value)
+        elif kind is cst.Comparison and all(type(c.operator) in (cst.Is, cst.IsNot) for c in node.comparisons):
+            return True
         elif kind is cst.Call:
-            spelled = dotted_name(node.func)
+            func = node.func
+            if type(func) is cst.Name and func.value in _QUESTIONS:
+                return True
+            if type(func) is cst.Attribute and func.attr.value in _METADATA:
+                return True  # `x.size(0)`, `x.dim()`
+            spelled = dotted_name(func)
             if spelled is not None:
                 calls.add(spelled)
         elif kind is cst.Attribute:
+            if node.attr.value in _METADATA:
+                return True
             # `a.b.c` reads `a`; `b` and `c` are no names of the file's
             walk(node.value, visit)
             return True
@@ -99,4 +127,3 @@ def _read_by(root: cst.CSTNode) -> tuple[set[str], set[str]]:
 
     walk(root, visit)
     return names, calls
-
