@@ -7,7 +7,6 @@ torch is imported inside the functions so that importing torchlint stays light.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import logging
@@ -18,6 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
+
+from torchlint.verify.block_spans import WITH_STATEMENTS, block_spans
 
 _HEADER = re.compile(
     r"^Graph break(?: \(user stack suppressed due to duplicate graph break\))? "
@@ -264,21 +265,10 @@ def _holding_a_with(frames: Sequence[tuple[str, int]]) -> tuple[str, int] | None
     own = os.path.dirname(os.path.abspath(__file__))
     for filename, lineno in frames:
         if is_user_file(filename) and not os.path.abspath(filename).startswith(own + os.sep):
-            if any(first < lineno <= last for first, last in _with_blocks(filename)):
+            spans = block_spans(filename)
+            if any(kind in WITH_STATEMENTS and first < lineno <= last for kind, first, last in spans):
                 return filename, lineno
     return None
-
-
-@functools.lru_cache(maxsize=256)
-def _with_blocks(filename: str) -> tuple[tuple[int, int], ...]:
-    """(first line, last line) of every `with` statement in a file."""
-    try:
-        with open(filename, "rb") as source:
-            tree = ast.parse(source.read())
-    except (OSError, SyntaxError, ValueError):
-        return ()
-    blocks = (ast.With, ast.AsyncWith)
-    return tuple((node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, blocks))
 
 
 def _locate(logged: list[_Logged]) -> list[Break]:

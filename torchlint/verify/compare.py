@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from torchlint.diagnostic import Diagnostic
+from torchlint.verify.block_spans import block_spans
 from torchlint.rules import all_rules
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TL\d{3}(?:\s*,\s*TL\d{3})*)")
@@ -130,14 +131,7 @@ def _unobserved(diagnostic: Diagnostic, skipped: list[tuple[str, int]]) -> bool:
 @lru_cache(maxsize=256)
 def _block_ends(path: str) -> dict[int, int]:
     """First line -> last line of every loop, `try` and `with` statement in a file."""
-    try:
-        tree = ast.parse(Path(path).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    blocks = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try))
-    return {
-        node.lineno: node.end_lineno or node.lineno for node in ast.walk(tree) if isinstance(node, blocks)
-    }
+    return {first: last for _, first, last in block_spans(path)}
 
 
 def _matches(diagnostic: Diagnostic, brk: dict) -> bool:
