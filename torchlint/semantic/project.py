@@ -483,8 +483,9 @@ class ProjectIndex:
             self._passed_in = _by_file(self.passed())
         parameter_kinds = self._passed_in.get(path, {})
         held_tensors = self.held_tensors(path)
-        optional_key_dicts = self.optional_key_dicts(path, compiled) if compiled else frozenset()
-        tensor_returns = self.tensor_returns(path, compiled) if compiled else frozenset()
+        called = self._called_names(path, compiled)
+        optional_key_dicts = self.optional_key_dicts(path, called)
+        tensor_returns = self.tensor_returns(path, called)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if described:
             unchanged = unchanged and not self._module_classes(path)
@@ -551,13 +552,12 @@ class ProjectIndex:
             path, "function", self.blocked.__contains__, lambda module: self.files[module].disabled
         )
 
-    def optional_key_dicts(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
+    def optional_key_dicts(self, path: str, called: set[str]) -> frozenset[str]:
         """The module-level imports of ``path`` that name a TypedDict class of another file
-        with an optional key and that its ``compiled`` functions call: `Message` for
+        with an optional key and that its compiled functions call (``called``): `Message` for
         `from .runtime import Message`, `runtime.Message` for `from . import runtime`. Only
         those called: a class imported for annotations (`Unpack[Kwargs]`) tells the file nothing,
         and a file told something is linted again."""
-        called = self._called_names(path, compiled)
         if not called:
             return frozenset()
         return self._imports_naming(
@@ -568,12 +568,11 @@ class ProjectIndex:
             called,
         )
 
-    def tensor_returns(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
+    def tensor_returns(self, path: str, called: set[str]) -> frozenset[str]:
         """The module-level imports of ``path`` that name a function of another file that
-        returns a tensor and that its ``compiled`` functions call (`rms` for
-        `from .norms import rms`, `norms.rms` for `from . import norms`): only those whose
+        returns a tensor and that its compiled functions call (``called``): `rms` for
+        `from .norms import rms`, `norms.rms` for `from . import norms`; only those whose
         results the file's decisions read, as the others change no finding."""
-        called = self._called_names(path, compiled)
         if not called:
             return frozenset()
         found = self._imports_naming(
