@@ -10,7 +10,7 @@ from torchlint.semantic.decision_inputs import decision_callees
 
 
 def _callees(source: str) -> frozenset[str]:
-    return decision_callees(cst.parse_module(textwrap.dedent(source)))
+    return decision_callees([cst.parse_module(textwrap.dedent(source))])
 
 
 def test_results_followed_back_through_assignments_reach_a_test():

@@ -295,3 +295,30 @@ def test_what_a_function_of_another_file_returns_reaches_the_tests_on_it(tmp_pat
     assert check(str(tmp_path / "pkg")) == [("solver.py", 10, "TL201"), ("solver.py", 15, "TL201")]
     # Alone, the file cannot know what `rms` returns.
     assert check("--no-project", str(tmp_path / "pkg" / "solver.py")) == []
+
+
+ERRORS = """
+    from .norms import rms
+
+
+    def too_small(y):
+        if rms(y) < 1e-5:
+            return y + 1
+        return y
+"""
+
+MODEL = """
+    from torch import nn
+
+    from .errors import too_small
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return too_small(x)
+"""
+
+
+def test_a_function_compiled_only_from_another_file_is_told_what_it_decides_on(tmp_path: Path) -> None:
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/norms.py": NORMS, "pkg/errors.py": ERRORS, "pkg/model.py": MODEL})
+    assert check(str(tmp_path / "pkg")) == [("errors.py", 5, "TL201")]

@@ -8,9 +8,13 @@ whose kind can change a finding. The project tells a file what another file's fu
 returns only for those: telling it more changes nothing and costs a lint.
 
 Each function is a scope of its own; a closure's reads of the function around it are not followed.
+Only functions that call into the project are read: elsewhere no call's kind can be told, and
+reading every function of every file costs more than the facts are worth.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -25,12 +29,17 @@ _METADATA = frozenset(
 )
 
 
-def decision_callees(module: cst.Module) -> frozenset[str]:
-    """The functions, as the file spells them (`rms`, `norms.rms`), whose results reach a decision."""
+def decision_callees(scopes: Iterable[cst.CSTNode]) -> frozenset[str]:
+    """The functions, as the file spells them (`rms`, `norms.rms`), whose results reach a
+    decision in ``scopes`` (functions, or a module) and the functions defined in them."""
     callees: set[str] = set()
-    scopes: list[cst.CSTNode] = [module]
-    while scopes:
-        callees |= _scope_callees(scopes.pop(), scopes)
+    pending = list(scopes)
+    read: set[int] = set()
+    while pending:
+        scope = pending.pop()
+        if id(scope) not in read:
+            read.add(id(scope))
+            callees |= _scope_callees(scope, pending)
     return frozenset(callees)
 
 

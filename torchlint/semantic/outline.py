@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from torchlint.semantic.decision_inputs import decision_callees
 from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
-from torchlint.semantic.regions import ANY_METHOD, FileGraph, Ref, Regions, arguments, is_factory
+from torchlint.semantic.regions import ANY_METHOD, NAME, FileGraph, Ref, Regions, arguments, is_factory
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 from torchlint.semantic.typed_dicts import has_optional_keys
 
@@ -238,8 +240,19 @@ def outline_of(
         parameters={function.qualname: _parameter_names(function) for function in summary.functions},
         passed=tuple(passed_on),
         tensor_returns=tensor_returns,
-        decision_callees=decision_callees(summary.module),
+        decision_callees=decision_callees(_calling_the_project(graph, summary)),
     )
+
+
+def _calling_the_project(graph: FileGraph, summary: FileSummary) -> list[cst.FunctionDef]:
+    """The functions that call a function another file of the project may define: the only
+    ones whose decisions the project's return kinds can change. Not only those compiled here:
+    another file's compiled code may call the others."""
+    return [
+        function.node
+        for function in summary.functions
+        if any(type(node) is Ref and node.kind == NAME and not node.local for node, _ in graph.edges(function))
+    ]
 
 
 def _parameter_names(function: FunctionInfo) -> ParameterNames:
