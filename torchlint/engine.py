@@ -20,6 +20,7 @@ from torchlint.positions import Parsed, header_end, locate, parse
 from torchlint.profile import compile_profile
 from torchlint.project_files import outside_packages
 from torchlint.rules import all_rules
+from torchlint.rules._frame_skips import is_break
 from torchlint.rules.context import Finding
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
 from torchlint.selection import enabled_codes
@@ -275,7 +276,10 @@ def _lint(
                 if run_rules:
                     diagnostics = _diagnostics(findings, parsed, path, text)
             if want_outline:
-                outline = outline_of(summary, graph, regions, path, _is_package(path), passed, frozenset(returns))
+                breaking = frozenset(f.function.qualname for f in findings if f.function is not None and is_break(f))
+                outline = outline_of(
+                    summary, graph, regions, path, _is_package(path), passed, frozenset(returns), breaking
+                )
     elif SyntaxErrorRule.code in enabled and (found := _syntax_error(text, path)) is not None:
         # The text test skips files that cannot hold compiled code, but not ones that do
         # not parse: Python's own parser, much cheaper than libcst's, decides.

@@ -169,9 +169,9 @@ def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult,
 
 
 def _kinds_told(outline: FileOutline) -> tuple:
-    """What a file's lint tells the project about kinds: the part of its outline a lint with
-    new facts can change."""
-    return (outline.passed, outline.tensor_returns)
+    """What a file's lint tells the project: the part of its outline a lint with new facts
+    can change (kinds, and which functions break)."""
+    return (outline.passed, outline.tensor_returns, outline.breaking)
 
 
 def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
@@ -638,8 +638,10 @@ class _ProjectRun:
             self.steps[path].append(("lint", facts_key, told_id))
             self.linted_with[path] = facts
             if told is not None and told != _kinds_told(self.outlines[path]):
-                passed, tensor_returns = told
-                self.outlines[path] = replace(self.outlines[path], passed=passed, tensor_returns=tensor_returns)
+                passed, tensor_returns, breaking = told
+                self.outlines[path] = replace(
+                    self.outlines[path], passed=passed, tensor_returns=tensor_returns, breaking=breaking
+                )
                 self.outline_ids[path] = (*self.outline_ids[path][:1], told_id)
                 changed = True
         return changed

@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.cst_walk import walk
 from torchlint.rules.context import Finding, RuleContext
-from torchlint.semantic.scopes import qualified_name
+from torchlint.semantic.scopes import dotted_name, qualified_name
 from torchlint.semantic.summary import FunctionInfo
 
 # Families whose findings are graph breaks.
@@ -71,6 +71,38 @@ def is_break(finding: Finding) -> bool:
     return finding.rule.code.startswith(_BREAK_FAMILIES)
 
 
+def breaks_by_function(findings: list[Finding]) -> dict[int, list[Finding]]:
+    """id of a compiled function -> the breaks found in it."""
+    found: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.function is not None and is_break(finding):
+            found.setdefault(id(finding.function), []).append(finding)
+    return found
+
+
+def breaks_met(
+    start: FunctionInfo, breaks: dict[int, list[Finding]], told: frozenset[str], ctx: RuleContext
+) -> tuple[list[Finding], list[str]]:
+    """The breaks calling ``start`` meets: its own and those of the file's functions it calls,
+    and the calls (as spelled) into other files that the project says break (``told``)."""
+    inner: list[Finding] = []
+    elsewhere: list[str] = []
+    pending = [start]
+    seen = {id(start)}
+    while pending:
+        function = pending.pop()
+        inner.extend(breaks.get(id(function), ()))
+        for call in function.calls:
+            spelled = dotted_name(call.func)
+            if spelled is not None and spelled in told and spelled not in elsewhere:
+                elsewhere.append(spelled)
+            callee = ctx.call_index.callee(call.func, function)
+            if isinstance(callee, FunctionInfo) and id(callee) not in seen and callee in ctx.regions.compiled:
+                seen.add(id(callee))
+                pending.append(callee)
+    return inner, elsewhere
+
+
 def loops_calling_breaking_helpers(
     findings: list[Finding], ctx: RuleContext
 ) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[Finding]]]:
@@ -79,10 +111,7 @@ def loops_calling_breaking_helpers(
     Dynamo inlines the helper, meets its break inside the loop, and skips the caller's
     frame: (caller, loop, the helper's breaks) for each such loop.
     """
-    breaks: dict[int, list[Finding]] = {}
-    for finding in findings:
-        if finding.function is not None and is_break(finding):
-            breaks.setdefault(id(finding.function), []).append(finding)
+    breaks = breaks_by_function(findings)
     if not breaks:
         return
     for caller in ctx.regions.compiled:

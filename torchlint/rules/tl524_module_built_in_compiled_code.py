@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._frame_skips import is_break
+from torchlint.rules._frame_skips import breaks_by_function, breaks_met
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -21,26 +21,20 @@ class ModuleBuiltInCompiledCode(Rule):
     gb_ids = ("GB0119",)
     gb_types = ("Uninitialized nn.Module",)
 
-    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
-        function = ctx.function
-        if function is None or function.method is not function or function.name != "__init__":
-            return
-        cls = function.owner_class
-        if ctx.call_index.module_reason(cls) is None:
-            return
-        breaks = tuple(f for f in findings if f.function is function and is_break(f))
-        call = _base_init_call(function.node)
-        if breaks and call is not None:
-            more = f" and {len(breaks) - 1} more" if len(breaks) > 1 else ""
-            ctx.report(
-                type(self),
-                call,
-                f"`{cls.qualname}` is built inside compiled code and its `__init__` breaks the graph "
-                f"({breaks[0].rule.code}{more}): Dynamo then compiles `__init__` on its own, meets the "
-                "module before `nn.Module.__init__` has run and skips the frame (Uninitialized nn.Module)",
-                related=breaks,
-                function=function,
-            )
+    def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
+        breaks = breaks_by_function(findings)
+        facts = ctx.project_facts
+        told = facts.breaking_calls if facts is not None else frozenset()
+        for function in ctx.regions.compiled:
+            if function.method is not function or function.name != "__init__":
+                continue
+            cls = function.owner_class
+            call = _base_init_call(function.node)
+            if call is None or ctx.call_index.module_reason(cls) is None:
+                continue
+            inner, elsewhere = breaks_met(function, breaks, told, ctx)
+            if inner or elsewhere:
+                ctx.report(type(self), call, _message(cls.qualname, inner, elsewhere), related=tuple(inner), function=function)
 
     invalid = (
         """
@@ -126,6 +120,18 @@ class ModuleBuiltInCompiledCode(Rule):
             def forward(self, x):
                 return self.lowpass(x)
         """,
+    )
+
+
+def _message(cls: str, inner: list[Finding], elsewhere: list[str]) -> str:
+    if inner:
+        more = f" and {len(inner) + len(elsewhere) - 1} more" if len(inner) + len(elsewhere) > 1 else ""
+        what = f"its `__init__` breaks the graph ({inner[0].rule.code}{more})"
+    else:
+        what = f"its `__init__` calls `{elsewhere[0]}`, which breaks the graph in another file"
+    return (
+        f"`{cls}` is built inside compiled code and {what}: Dynamo then compiles `__init__` on its own, "
+        "meets the module before `nn.Module.__init__` has run and skips the frame (Uninitialized nn.Module)"
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchlint.semantic.built_objects import built_object_call
 from torchlint.semantic.decision_inputs import decision_callees
 from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
@@ -110,6 +111,14 @@ class FileOutline:
     tensor_returns: frozenset[str] = frozenset()
     # the functions, as the file spells them, whose results its decisions read
     decision_callees: frozenset[str] = frozenset()
+    # the file's functions with a graph break of their own, by qualified name (as compiled here)
+    breaking: frozenset[str] = frozenset()
+    # `__init__` method -> the dotted names, absolute, it calls, itself or through the file's
+    # functions it calls: whether one breaks decides if building its class in compiled code breaks
+    init_callees: dict[str, frozenset[str]] = field(default_factory=dict)
+    # (function, key, method): methods called on objects the function builds itself, by the
+    # key the checker knows them by (see `built_objects`), with what the project resolves
+    built_calls: tuple[tuple[str, str, Target], ...] = ()
 
 
 def package_of(module: str, is_package: bool) -> str:
@@ -142,9 +151,11 @@ def outline_of(
     is_package: bool,
     passed: Mapping[int, dict[int | str, Kind]] = {},
     tensor_returns: frozenset[str] = frozenset(),
+    breaking: frozenset[str] = frozenset(),
 ) -> FileOutline:
     """``passed``: the tensors each compiled call passes, by the call's id (the checker's);
-    ``tensor_returns``: the compiled functions that return a tensor (the checker's too)."""
+    ``tensor_returns``: the compiled functions that return a tensor (the checker's too);
+    ``breaking``: the compiled functions with a graph break of their own (the rules')."""
     package = package_of(summary.module_name, is_package)
 
     def target(node: FunctionInfo | Ref) -> Target | None:
@@ -163,6 +174,20 @@ def outline_of(
             if resolved is not None:
                 edges.append((resolved, how))
         functions[function.qualname] = functions.get(function.qualname, ()) + tuple(edges)
+
+    built_calls = []
+    for function in summary.functions:
+        for call in function.calls:
+            built = built_object_call(call, function, graph.index)
+            if built is None:
+                continue
+            method = built.method
+            resolved = (
+                method.qualname if isinstance(method, FunctionInfo)
+                else target(method if method is not None else Ref(NAME, built.key))
+            )
+            if resolved is not None:
+                built_calls.append((function.qualname, built.key, resolved))
 
     passed_on = []
     for function in regions.compiled if passed else ():
@@ -241,6 +266,9 @@ def outline_of(
         passed=tuple(passed_on),
         tensor_returns=tensor_returns,
         decision_callees=decision_callees(_calling_the_project(graph, summary)),
+        breaking=breaking,
+        init_callees=_init_callees(graph, summary, package),
+        built_calls=tuple(built_calls),
     )
 
 
@@ -253,6 +281,31 @@ def _calling_the_project(graph: FileGraph, summary: FileSummary) -> list[cst.Fun
         for function in summary.functions
         if any(type(node) is Ref and node.kind == NAME and not node.local for node, _ in graph.edges(function))
     ]
+
+
+def _init_callees(graph: FileGraph, summary: FileSummary, package: str) -> dict[str, frozenset[str]]:
+    """For each class's `__init__`, what it calls in other files, directly or through
+    functions of this file."""
+    found = {}
+    for info in summary.classes.values():
+        init = info.methods.get("__init__")
+        if init is None or init.qualname in found:
+            continue
+        pending = [init]
+        seen = {id(init)}
+        names = set()
+        while pending:
+            for node, _ in graph.edges(pending.pop()):
+                if type(node) is Ref:
+                    name = absolute(node.name, package) if node.kind == NAME and not node.local else None
+                    if name:
+                        names.add(name)
+                elif id(node) not in seen:
+                    seen.add(id(node))
+                    pending.append(node)
+        if names:
+            found[init.qualname] = frozenset(names)
+    return found
 
 
 def _parameter_names(function: FunctionInfo) -> ParameterNames:

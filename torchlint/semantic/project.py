@@ -80,6 +80,13 @@ class ProjectFacts:
     # module-level imports here, as the file spells them, that name a function of another
     # file that returns a tensor and that compiled functions here call
     tensor_returns: frozenset[str] = frozenset()
+    # module-level imports here, as the file spells them, that `__init__` methods call and
+    # that break the graph in another file, themselves or in what they call (a class: its
+    # `__init__`)
+    breaking_calls: frozenset[str] = frozenset()
+    # methods that compiled functions here call on objects they build, by their keys (see
+    # `built_objects`), that break the graph: in any file, themselves or in what they call
+    breaking_built_calls: frozenset[str] = frozenset()
 
 
 class ProjectIndex:
@@ -125,6 +132,8 @@ class ProjectIndex:
         self._passed: dict[Node, dict[str, Kind]] | None = None
         self._facts: dict[tuple[str, bool], ProjectFacts | None] = {}
         self._passed_in: dict[str, dict[str, dict[str, Kind]]] | None = None
+        # functions known to break the graph, themselves or in what they call, or not to
+        self._breaks: dict[Node, bool] = {}
         self._solved = False
 
     # Names ----------------------------------------------------------------------
@@ -486,10 +495,15 @@ class ProjectIndex:
         called = self._called_names(path, compiled)
         optional_key_dicts = self.optional_key_dicts(path, called)
         tensor_returns = self.tensor_returns(path, called)
+        breaking_calls = self.breaking_calls(path, compiled)
+        breaking_built_calls = self.breaking_built_calls(path, compiled)
         unchanged = compiled.keys() == outline.compiled and fullgraph == outline.fullgraph
         if described:
             unchanged = unchanged and not self._module_classes(path)
-        told = disabled_imports or parameter_kinds or held_tensors or optional_key_dicts or tensor_returns
+        told = (
+            disabled_imports or parameter_kinds or held_tensors or optional_key_dicts or tensor_returns or breaking_calls
+            or breaking_built_calls
+        )
         if outline.parsed and unchanged and not told:
             return None
         # What the file finds on its own once told which classes are modules; the rest is
@@ -506,6 +520,8 @@ class ProjectIndex:
             held_tensors=held_tensors,
             optional_key_dicts=optional_key_dicts,
             tensor_returns=tensor_returns,
+            breaking_calls=breaking_calls,
+            breaking_built_calls=breaking_built_calls,
         )
 
     # Kinds across files -------------------------------------------------------------
@@ -583,6 +599,58 @@ class ProjectIndex:
             called,
         )
         return found & self.files[path].decision_callees
+
+    def breaking_calls(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
+        """The module-level imports of ``path`` that its ``compiled`` `__init__` methods call
+        and that break the graph in another file: `mel_frequencies` for
+        `from .core import mel_frequencies`, or a class whose `__init__` breaks."""
+        init_callees = self.files[path].init_callees
+        called = set().union(*(init_callees.get(qualname, ()) for qualname in compiled))
+        if not called:
+            return frozenset()
+        def class_breaks(key: ClassKey) -> bool:
+            init = self._construct(key)
+            return init is not None and self.breaks(init)
+
+        def breaking_members(module: str) -> list[str]:
+            outline = self.files[module]
+            functions = [name for name in outline.functions if "." not in name and self.breaks((module, name))]
+            return functions + [name for name in outline.classes if "." not in name and class_breaks((module, name))]
+
+        functions = self._imports_naming(path, "function", self.breaks, breaking_members, called)
+        return functions | self._imports_naming(path, "class", class_breaks, lambda module: [], called)
+
+    def breaking_built_calls(self, path: str, compiled: Iterable[str]) -> frozenset[str]:
+        """The keys of the methods that ``compiled`` functions of ``path`` call on objects they
+        build and that break the graph."""
+        found = set()
+        for function, key, target in self.files[path].built_calls:
+            if key not in found and function in compiled:
+                if any(self.breaks(node) for node, _ in self._callees(path, target)):
+                    found.add(key)
+        return frozenset(found)
+
+    def breaks(self, node: Node) -> bool:
+        """Whether calling ``node`` meets a graph break: one of its own, or one in what it
+        calls or passes a function to, in any file."""
+        known = self._breaks.get(node)
+        if known is not None:
+            return known
+        seen = {node}
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if self._breaks.get(current) or current[1] in self.files[current[0]].breaking:
+                self._breaks[node] = True
+                return True
+            for callee, how in self.edges(current):
+                if callee not in seen and not how.startswith("defined") and self._breaks.get(callee) is not False:
+                    seen.add(callee)
+                    pending.append(callee)
+        # Nothing reached breaks, so none of what was reached does.
+        for reached in seen:
+            self._breaks[reached] = False
+        return False
 
     def _called_names(self, path: str, compiled: Iterable[str]) -> set[str]:
         """The dotted names, absolute, that the ``compiled`` functions of ``path`` call."""

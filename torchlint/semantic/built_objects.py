@@ -1,0 +1,92 @@
+"""Methods called on an object that the compiled function builds itself.
+
+`solver = Solver(y0)` then `solver.integrate(t)`, or `Filter(config).apply(x)`: Dynamo
+inlines the method with the object as a value it made while tracing. When the method
+breaks the graph, Dynamo must rebuild the bound method in bytecode to run it after the
+break, has no way to rebuild one of an object it made, and skips the whole function
+(Reconstruction failure). An object passed in, or kept on `self`, has a source and
+resumes as an ordinary break.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import libcst as cst
+
+from torchlint.cst_walk import walk
+from torchlint.semantic.regions import CallIndex, Ref
+from torchlint.semantic.scopes import lookup_scope
+from torchlint.semantic.summary import ClassInfo, FunctionInfo
+
+
+class BuiltObjectCall(NamedTuple):
+    # what the project knows the method by: a function of this file (its qualified name),
+    # or `<class as imported>.<method>`
+    key: str
+    # the method when this file defines it (or a base of it in another file, as a Ref)
+    method: FunctionInfo | Ref | None
+    # the class as the code names it, for messages
+    class_name: str
+
+
+def built_object_call(call: cst.Call, function: FunctionInfo, index: CallIndex) -> BuiltObjectCall | None:
+    """``call`` when it calls a method of an object ``function`` builds, else None."""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return None
+    receiver = func.value
+    if type(receiver) is cst.Name:
+        scope = function.scope
+        value = scope.assignments.get(receiver.value)
+        if (
+            type(value) is not cst.Call
+            or lookup_scope(scope, receiver.value) is not scope
+            or _bindings(receiver.value, function) != 1
+        ):
+            return None
+    elif type(receiver) is cst.Call:
+        value = receiver
+    else:
+        return None
+    cls = index.class_of(value.func, function.scope)
+    attr = func.attr.value
+    if cls is None or attr.startswith("__"):
+        return None
+    if isinstance(cls, ClassInfo):
+        method = index.method(cls, attr)
+        if method is None:
+            return None
+        key = method.qualname if isinstance(method, FunctionInfo) else f"{cls.qualname}.{attr}"
+        return BuiltObjectCall(key, method, cls.qualname)
+    return BuiltObjectCall(f"{cls}.{attr}", None, cls.rpartition(".")[2])
+
+
+_BINDING_STATEMENTS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName})
+
+
+def _bindings(name: str, function: FunctionInfo) -> int:
+    """How many statements of the function bind ``name``: with more than one, the object a
+    call meets depends on the path taken (`out = self.likelihood(x)`, then
+    `if nan: out = MultivariateNormal(...)`), and the name's last assignment says nothing."""
+    count = 0
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        nonlocal count
+        kind = type(node)
+        if kind is cst.FunctionDef and node is not function.node or kind is cst.ClassDef or kind is cst.Lambda:
+            return True
+        if kind in _BINDING_STATEMENTS:
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [getattr(node, "target", None) or node.name]
+            for target in targets:
+                walk(target, count_name)
+        return None
+
+    def count_name(node: cst.CSTNode) -> bool | None:
+        nonlocal count
+        if type(node) is cst.Name and node.value == name:
+            count += 1
+        return True if type(node) in (cst.Attribute, cst.Subscript) else None
+
+    walk(function.node.body, visit)
+    return count
