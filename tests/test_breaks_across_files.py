@@ -120,3 +120,31 @@ def test_a_name_bound_twice_holds_no_known_object(tmp_path: Path) -> None:
     """
     write(tmp_path, {"scale.py": source})
     assert [f for f in check(str(tmp_path / "scale.py")) if f[2] == "TL525"] == [("scale.py", 17, "TL525")]
+
+
+def test_methods_of_an_object_a_dispatch_table_builds(tmp_path: Path) -> None:
+    solvers = """
+        import torch
+
+        from .core import Solver
+
+
+        class Euler:
+            def __init__(self, y0):
+                self.y0 = y0
+
+            def integrate(self, t):
+                return self.y0 + t
+
+
+        SOLVERS = {"euler": Euler, "checked": Solver}
+
+
+        @torch.compile
+        def odeint(y0, t, method):
+            solver = SOLVERS[method](y0)
+            return solver.integrate(t)
+    """
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/solvers.py": solvers})
+    # One of the table's classes breaks in `integrate`: the call may run it.
+    assert [f for f in check(str(tmp_path / "pkg")) if f[0] == "solvers.py"] == [("solvers.py", 20, "TL525")]

@@ -538,7 +538,8 @@ def test_a_dispatch_table_of_imported_classes_reaches_their_files(project: Path)
                 """,
         },
     )
-    assert check("pkg/") == [("solvers.py", 3, "TL101")]
+    # The solver is built in the compiled function, so its breaking method costs the frame too.
+    assert check("pkg/") == [("odeint.py", 9, "TL525"), ("solvers.py", 3, "TL101")]
 
 
 def _solvers(count: int) -> dict[str, str]:

@@ -36,8 +36,9 @@ class MethodOfObjectBuiltInCompiledCode(Rule):
                 if built is None:
                     continue
                 inner: list[Finding] = []
-                if isinstance(built.method, FunctionInfo) and built.method in ctx.regions.compiled:
-                    inner = breaks_met(built.method, breaks, frozenset(), ctx)[0]
+                for method in built.methods:
+                    if isinstance(method, FunctionInfo) and method in ctx.regions.compiled:
+                        inner.extend(f for f in breaks_met(method, breaks, frozenset(), ctx)[0] if f not in inner)
                 if inner or built.key in told:
                     self._report(call, built.class_name, call.func.attr.value, inner, function, ctx)
 

@@ -15,17 +15,18 @@ from typing import NamedTuple
 import libcst as cst
 
 from torchlint.cst_walk import walk
-from torchlint.semantic.regions import CallIndex, Ref
+from torchlint.semantic.regions import NAME, CallIndex, Ref
 from torchlint.semantic.scopes import lookup_scope
 from torchlint.semantic.summary import ClassInfo, FunctionInfo
 
 
 class BuiltObjectCall(NamedTuple):
     # what the project knows the method by: a function of this file (its qualified name),
-    # or `<class as imported>.<method>`
+    # `<class as imported>.<method>`, or `<table>[...].<method>`
     key: str
-    # the method when this file defines it (or a base of it in another file, as a Ref)
-    method: FunctionInfo | Ref | None
+    # what the call may run: methods of this file, or Refs the project resolves (a class
+    # imported, a base in another file, the entries of a dispatch table)
+    methods: tuple[FunctionInfo | Ref, ...]
     # the class as the code names it, for messages
     class_name: str
 
@@ -49,17 +50,27 @@ def built_object_call(call: cst.Call, function: FunctionInfo, index: CallIndex) 
         value = receiver
     else:
         return None
-    cls = index.class_of(value.func, function.scope)
     attr = func.attr.value
-    if cls is None or attr.startswith("__"):
+    if attr.startswith("__"):
+        return None
+    if type(value.func) is cst.Subscript and type(value.func.value) is cst.Name:
+        # `solver = SOLVERS[method](...)`: the entries' methods
+        table = value.func.value.value
+        entries = index.dispatched(func, function) if receiver is not value else None
+        if not entries:
+            return None
+        return BuiltObjectCall(f"{table}[...].{attr}", tuple(target for target, _ in entries), f"{table}[...]")
+    cls = index.class_of(value.func, function.scope)
+    if cls is None:
         return None
     if isinstance(cls, ClassInfo):
         method = index.method(cls, attr)
         if method is None:
             return None
         key = method.qualname if isinstance(method, FunctionInfo) else f"{cls.qualname}.{attr}"
-        return BuiltObjectCall(key, method, cls.qualname)
-    return BuiltObjectCall(f"{cls}.{attr}", None, cls.rpartition(".")[2])
+        return BuiltObjectCall(key, (method,), cls.qualname)
+    key = f"{cls}.{attr}"
+    return BuiltObjectCall(key, (Ref(NAME, key),), cls.rpartition(".")[2])
 
 
 _BINDING_STATEMENTS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName})

@@ -179,15 +179,10 @@ def outline_of(
     for function in summary.functions:
         for call in function.calls:
             built = built_object_call(call, function, graph.index)
-            if built is None:
-                continue
-            method = built.method
-            resolved = (
-                method.qualname if isinstance(method, FunctionInfo)
-                else target(method if method is not None else Ref(NAME, built.key))
-            )
-            if resolved is not None:
-                built_calls.append((function.qualname, built.key, resolved))
+            for method in built.methods if built is not None else ():
+                resolved = method.qualname if isinstance(method, FunctionInfo) else target(method)
+                if resolved is not None:
+                    built_calls.append((function.qualname, built.key, resolved))
 
     passed_on = []
     for function in regions.compiled if passed else ():
