@@ -72,6 +72,8 @@ def in_forward(body: str) -> str:
         ("keep = (y > 0).to(x.device)\n        z = y[keep]", "TL403"),
         ("if lengths is not None and lengths.dtype == torch.bool:\n            z = y[lengths]", "TL403"),
         ("keep = (y > 0).unsqueeze(0).repeat(2, 1)\n        z = y[keep[0]]", "TL403"),
+        ("rows = (y > 0).all(dim=-1)\n        z = y[rows]", "TL403"),
+        ("z = y[torch.any(y > 0, dim=-1)]", "TL403"),
         ("u = torch.unique(y)", "TL404"),
         ("u = y.unique()", "TL404"),
         ("s = torch.masked_select(y, y > 0)", "TL405"),

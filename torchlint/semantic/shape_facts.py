@@ -195,7 +195,7 @@ _DATA_SIZED_FUNCTIONS = frozenset(f"torch.{name}" for name in _DATA_SIZED_METHOD
 _MASK_FUNCTIONS = frozenset(
     {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isneginf", "torch.isposinf", "torch.logical_and",
      "torch.logical_or", "torch.logical_not", "torch.logical_xor", "torch.isin", "torch.eq", "torch.ne",
-     "torch.gt", "torch.lt", "torch.ge", "torch.le", "torch.isclose", "torch.signbit"}
+     "torch.gt", "torch.lt", "torch.ge", "torch.le", "torch.isclose", "torch.signbit", "torch.all", "torch.any"}
 )
 _LAYOUT_METHODS = frozenset(
     {"view", "reshape", "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "t", "transpose", "permute",
@@ -221,7 +221,7 @@ def _device_only(call: cst.Call) -> bool:
     return True
 _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
-     "logical_not", "isclose", "signbit"}
+     "logical_not", "isclose", "signbit", "all", "any"}
 )
 
 
