@@ -434,6 +434,8 @@ class Net(torch.nn.Module):
         ("if load(x).view(-1).any():", [("TL201", 9)]),
         ("if x[load(x).bool()].numel():", [("TL403", 9)]),
         ("if x[load(x).detach() > 0].numel():", [("TL403", 9)]),
+        ("if int(load(x).long().max()) > 1:", [("TL303", 9)]),
+        ("if load(x).dot(x) <= 0:", [("TL201", 9)]),
         # names other objects share say nothing: a distribution's `expand`, a module's `to`
         ("if load(x).expand([2]).sample() > 0:", []),
         ("if load(x).to('cpu').training:", []),

@@ -123,7 +123,7 @@ TENSOR_METHOD_KINDS = {
 ARRAY_ONLY_METHODS = frozenset(
     {"any", "all", "unsqueeze", "squeeze", "view", "view_as", "permute", "contiguous", "masked_fill",
      "expand_as", "bool", "new_zeros", "new_ones", "new_full", "new_empty", "type_as", "detach", "unbind",
-     "narrow", "index_select", "masked_select"}
+     "narrow", "index_select", "masked_select", "long", "int", "short", "byte", "dot"}
 )
 # Attributes of `torch` that are dtypes (`torch.float16`).
 TORCH_DTYPES = frozenset(
