@@ -40,11 +40,7 @@ def built_object_call(call: cst.Call, function: FunctionInfo, index: CallIndex) 
     if type(receiver) is cst.Name:
         scope = function.scope
         value = scope.assignments.get(receiver.value)
-        if (
-            type(value) is not cst.Call
-            or lookup_scope(scope, receiver.value) is not scope
-            or _bindings(receiver.value, function) != 1
-        ):
+        if type(value) is not cst.Call or lookup_scope(scope, receiver.value) is not scope:
             return None
     elif type(receiver) is cst.Call:
         value = receiver
@@ -53,10 +49,21 @@ def built_object_call(call: cst.Call, function: FunctionInfo, index: CallIndex) 
     attr = func.attr.value
     if attr.startswith("__"):
         return None
+    found = _built_method(value, func, attr, function, index)
+    # Counting the name's bindings walks the function: only for what builds an object.
+    if found is not None and receiver is not value and _bindings(receiver.value, function) != 1:
+        return None
+    return found
+
+
+def _built_method(
+    value: cst.Call, func: cst.Attribute, attr: str, function: FunctionInfo, index: CallIndex
+) -> BuiltObjectCall | None:
+    """What calling ``attr`` on the object ``value`` builds runs."""
     if type(value.func) is cst.Subscript and type(value.func.value) is cst.Name:
         # `solver = SOLVERS[method](...)`: the entries' methods
         table = value.func.value.value
-        entries = index.dispatched(func, function) if receiver is not value else None
+        entries = index.dispatched(func, function) if func.value is not value else None
         if not entries:
             return None
         return BuiltObjectCall(f"{table}[...].{attr}", tuple(target for target, _ in entries), f"{table}[...]")
