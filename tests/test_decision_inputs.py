@@ -57,3 +57,14 @@ def test_shapes_identity_and_type_questions_read_no_value():
             return x
     """
     assert _callees(source) == frozenset()
+
+
+def test_a_length_reads_a_size_not_a_value():
+    source = """
+        def step(x):
+            n = len(split(x))
+            if n > 2:
+                return x
+            return count(x) if len(pieces(x)) else x
+    """
+    assert _callees(source) == frozenset()

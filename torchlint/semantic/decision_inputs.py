@@ -2,8 +2,8 @@
 
 A decision is where Python needs a tensor's value: the test of an `if`, `while`, `assert` or
 conditional expression, an operand of `and`, `or` and `not`, a chained comparison, an index,
-and what `int()`, `float()`, `bool()`, `range()` and `len()` take. Followed back through
-assignments (`d = rms(x)`, `ok = d < 1e-5`, `if ok:`), the calls met on the way are the ones
+and what `int()`, `float()`, `bool()` and `range()` take; `len()` reads a size, not a value.
+Followed back through assignments (`d = rms(x)`, `ok = d < 1e-5`, `if ok:`), the calls met on the way are the ones
 whose kind can change a finding. The project tells a file what another file's function
 returns only for those: telling it more changes nothing and costs a lint.
 
@@ -21,7 +21,7 @@ import libcst as cst
 from torchlint.cst_walk import walk
 from torchlint.semantic.scopes import dotted_name
 
-_CONVERSIONS = frozenset({"int", "float", "bool", "range", "len"})
+_CONVERSIONS = frozenset({"int", "float", "bool", "range"})
 # Calls and attributes whose answer no tensor value decides.
 _QUESTIONS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "type", "len", "id"})
 _METADATA = frozenset(
