@@ -192,12 +192,17 @@ def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
     return found
 
 
+def first_and_more(inner: list[Finding], others: int = 0) -> str:
+    """`TL201`, or `TL201 and 2 more`: the first inner break's code and how many follow it
+    (``others`` counts breaks that have no finding here, such as calls into other files)."""
+    more = len(inner) + others - 1
+    return f"{inner[0].rule.code} and {more} more" if more > 0 else inner[0].rule.code
+
+
 def describe(inner: list[Finding], where: str, function: str) -> str:
     """The message: which break, where, and what it costs."""
-    first = inner[0]
-    more = f" and {len(inner) - 1} more" if len(inner) > 1 else ""
     return (
-        f"a graph break ({first.rule.code}{more}) {where} makes Dynamo skip the whole function: "
+        f"a graph break ({first_and_more(inner)}) {where} makes Dynamo skip the whole function: "
         f"`{function}` runs eagerly, uncompiled; fix the break or move it out of the block"
     )
 

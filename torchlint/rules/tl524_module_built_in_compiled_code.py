@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._frame_skips import breaks_by_function, breaks_met
+from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -125,8 +125,7 @@ class ModuleBuiltInCompiledCode(Rule):
 
 def _message(cls: str, inner: list[Finding], elsewhere: list[str]) -> str:
     if inner:
-        more = f" and {len(inner) + len(elsewhere) - 1} more" if len(inner) + len(elsewhere) > 1 else ""
-        what = f"its `__init__` breaks the graph ({inner[0].rule.code}{more})"
+        what = f"its `__init__` breaks the graph ({first_and_more(inner, len(elsewhere))})"
     else:
         what = f"its `__init__` calls `{elsewhere[0]}`, which breaks the graph in another file"
     return (

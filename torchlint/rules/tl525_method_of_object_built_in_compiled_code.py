@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from torchlint.rules._frame_skips import breaks_by_function, breaks_met, gb_ids_of
+import libcst as cst
+
+from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more, gb_ids_of
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 from torchlint.semantic.built_objects import built_object_call
@@ -43,9 +45,9 @@ class MethodOfObjectBuiltInCompiledCode(Rule):
                     self._report(call, built.class_name, call.func.attr.value, inner, function, ctx)
 
     def _report(
-        self, call, class_name: str, method: str, inner: list[Finding], function: FunctionInfo, ctx: RuleContext
+        self, call: cst.Call, class_name: str, method: str, inner: list[Finding], function: FunctionInfo, ctx: RuleContext
     ) -> None:
-        where = f" ({inner[0].rule.code}{f' and {len(inner) - 1} more' if len(inner) > 1 else ''})" if inner else ""
+        where = f" ({first_and_more(inner)})" if inner else ""
         ctx.report(
             type(self),
             call,

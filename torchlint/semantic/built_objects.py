@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.cst_walk import walk
 from torchlint.semantic.regions import NAME, CallIndex, Ref
 from torchlint.semantic.scopes import lookup_scope
-from torchlint.semantic.summary import ClassInfo, FunctionInfo
+from torchlint.semantic.summary import ClassInfo, FunctionInfo, target_names
 
 
 class BuiltObjectCall(NamedTuple):
@@ -96,15 +96,8 @@ def _bindings(name: str, function: FunctionInfo) -> int:
             return True
         if kind in _BINDING_STATEMENTS:
             targets = [t.target for t in node.targets] if kind is cst.Assign else [getattr(node, "target", None) or node.name]
-            for target in targets:
-                walk(target, count_name)
+            count += sum(bound == name for target in targets for bound in target_names(target))
         return None
-
-    def count_name(node: cst.CSTNode) -> bool | None:
-        nonlocal count
-        if type(node) is cst.Name and node.value == name:
-            count += 1
-        return True if type(node) in (cst.Attribute, cst.Subscript) else None
 
     walk(function.node.body, visit)
     return count

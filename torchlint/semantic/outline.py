@@ -15,7 +15,7 @@ from torchlint.semantic.built_objects import built_object_call
 from torchlint.semantic.decision_inputs import decision_callees
 from torchlint.semantic.kind_vocabulary import TENSOR, Kind, annotation_kind
 from torchlint.semantic.member_kinds import MemberKinds
-from torchlint.semantic.regions import ANY_METHOD, NAME, FileGraph, Ref, Regions, arguments, is_factory
+from torchlint.semantic.regions import ANY_METHOD, NAME, FileGraph, Ref, Regions, arguments, is_factory, reach
 from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
 from torchlint.semantic.typed_dicts import has_optional_keys
 
@@ -274,8 +274,13 @@ def _calling_the_project(graph: FileGraph, summary: FileSummary) -> list[cst.Fun
     return [
         function.node
         for function in summary.functions
-        if any(type(node) is Ref and node.kind == NAME and not node.local for node, _ in graph.edges(function))
+        if any(_into_the_project(node) for node, _ in graph.edges(function))
     ]
+
+
+def _into_the_project(node: FunctionInfo | Ref) -> bool:
+    """An edge to a function another file of the project may define."""
+    return type(node) is Ref and node.kind == NAME and not node.local
 
 
 def _init_callees(graph: FileGraph, summary: FileSummary, package: str) -> dict[str, frozenset[str]]:
@@ -286,18 +291,13 @@ def _init_callees(graph: FileGraph, summary: FileSummary, package: str) -> dict[
         init = info.methods.get("__init__")
         if init is None or init.qualname in found:
             continue
-        pending = [init]
-        seen = {id(init)}
-        names = set()
-        while pending:
-            for node, _ in graph.edges(pending.pop()):
-                if type(node) is Ref:
-                    name = absolute(node.name, package) if node.kind == NAME and not node.local else None
-                    if name:
-                        names.add(name)
-                elif id(node) not in seen:
-                    seen.add(id(node))
-                    pending.append(node)
+        reached = reach([(init, "")], graph.local_edges, frozenset(), lambda *_: "")
+        names = {
+            name
+            for function in reached
+            for node, _ in graph.edges(function)
+            if _into_the_project(node) and (name := absolute(node.name, package))
+        }
         if names:
             found[init.qualname] = frozenset(names)
     return found

@@ -124,14 +124,15 @@ class FileSummary:
         return self.functions_by_scope.get((id(owner), name))
 
 
-def _target_names(target: cst.BaseExpression):
+def target_names(target: cst.BaseExpression):
+    """The names an assignment target binds: `a`, `a, (b, *c)`; none for `x.attr` or `x[i]`."""
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _pairs(target: cst.BaseExpression, value: cst.BaseExpression):
@@ -224,17 +225,17 @@ class _Summarizer:
             elif type(node) is cst.AnnAssign:
                 self._bind_target(node.target, node.value, scope, function, single=node.value is not None)
             elif type(node) is cst.AugAssign:
-                for name in _target_names(node.target):
+                for name in target_names(node.target):
                     scope.bind(name)
             elif isinstance(node, (cst.For, cst.CompFor)):
-                for name in _target_names(node.target):
+                for name in target_names(node.target):
                     scope.bind(name)
             elif type(node) is cst.AsName:
                 if isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
-                    for name in _target_names(node.name):
+                    for name in target_names(node.name):
                         scope.bind(name)
             elif type(node) is cst.NamedExpr:
-                for name in _target_names(node.target):
+                for name in target_names(node.target):
                     scope.bind(name)
             elif type(node) is cst.Import:
                 for alias in node.names:
@@ -289,7 +290,7 @@ class _Summarizer:
             function.owner_class.attribute_values[target.attr.value] = value
             function.owner_class.attribute_history.setdefault(target.attr.value, []).append((value, scope))
             return
-        for name in _target_names(target):
+        for name in target_names(target):
             scope.bind(name)
 
     def _hold_arguments(self, target: cst.BaseExpression, value: cst.BaseExpression, init: FunctionInfo) -> None:
