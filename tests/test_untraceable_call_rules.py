@@ -250,6 +250,58 @@ def test_generator_method_after_creation_breaks_again() -> None:
     assert codes(in_forward(body)) == ["TL507", "TL507", "TL507"]
 
 
+def test_an_attribute_any_method_makes_a_generator_stays_one() -> None:
+    # The setter's `self.rng = seed` is the attribute's last assignment; `__init__` made it a
+    # generator, and a choice between two generators is one too.
+    source = """
+    import torch
+
+    class Backend:
+        def __init__(self):
+            self.rng = torch.Generator("cpu")
+            self.rng_cuda = torch.Generator("cpu")
+
+        def seed(self, seed):
+            if isinstance(seed, int):
+                self.rng.manual_seed(seed)
+            else:
+                self.rng = seed
+
+        def rand(self, n, on_gpu=False):
+            generator = self.rng_cuda if on_gpu else self.rng
+            return torch.rand(n, generator=generator)
+
+    BACKEND = Backend()
+
+    @torch.compile
+    def step(x):
+        BACKEND.seed(0)
+        return x + BACKEND.rand(3)
+    """
+    assert findings(source) == [("TL507", 11), ("TL507", 17)]
+
+
+def test_a_choice_with_something_else_is_not_known_to_be_a_generator() -> None:
+    source = """
+    import torch
+
+    class Backend:
+        def __init__(self):
+            self.rng = torch.Generator("cpu")
+
+        def rand(self, n, rng=None):
+            generator = self.rng if rng is None else rng
+            return torch.rand(n, generator=generator)
+
+    BACKEND = Backend()
+
+    @torch.compile
+    def step(x):
+        return x + BACKEND.rand(3)
+    """
+    assert codes(source) == []
+
+
 def test_finding_points_at_the_call() -> None:
     source = in_forward("start = time.perf_counter()", "import time\n")
     (found,) = findings(source)

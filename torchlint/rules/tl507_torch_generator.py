@@ -24,14 +24,39 @@ def _creation(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in _CHAINING_METHODS and _creation(func.value, ctx)
 
 
-def bound_generator(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
+def bound_generator(node: cst.BaseExpression | None, ctx: RuleContext, _choices: int = 0) -> bool:
     """A name or `self.<attr>` the file binds to a new generator, or torch's default one.
 
     A generator made in the same expression is reported where it is made, not again.
     """
     if node is None or isinstance(node, cst.Call):
         return False
-    return ctx.qualified_name(node) in _DEFAULT_GENERATORS or _creation(ctx.assigned_value(node), ctx)
+    choice = ctx.assigned_value(node) if isinstance(node, cst.Name) else node
+    if isinstance(choice, cst.IfExp):  # `self.rng_cuda if on_gpu else self.rng`
+        # bounded: `y = y if c else -y` names itself
+        return _choices < 4 and all(
+            bound_generator(side, ctx, _choices + 1) for side in (choice.body, choice.orelse)
+        )
+    return (
+        ctx.qualified_name(node) in _DEFAULT_GENERATORS
+        or _creation(ctx.assigned_value(node), ctx)
+        or _generator_attribute(node, ctx)
+    )
+
+
+def _generator_attribute(node: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """`self.rng` where any method of the class makes it a new generator.
+
+    A setter that stores a generator it was given (`self.rng = seed` under
+    `isinstance(seed, torch.Generator)`) is the attribute's last assignment, not its kind.
+    """
+    method = ctx.function.method if ctx.function is not None else None
+    if method is None or not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        return False
+    if node.value.value != method.self_name:
+        return False
+    history = method.owner_class.attribute_history.get(node.attr.value, ())
+    return any(_creation(value, ctx) for value, _scope in history)
 
 
 def _torch_call(node: cst.Call, ctx: RuleContext) -> bool:
