@@ -123,11 +123,6 @@ NOT_COVERED = {
         "a `print` in a forward hook registered with `register_forward_hook`: Dynamo traces hooks "
         "with the module call, but torchlint does not follow hook registrations"
     ),
-    "requires_grad_inside": (
-        "`requires_grad_()` on a tensor made in compiled code breaks (\"requires_grad_() intermediate "
-        "leaked as output\") once that tensor, or a result computed from it, leaves the graph; "
-        "torchlint does not follow where such a tensor flows"
-    ),
     # The fullgraph column (FULLGRAPH_CASES).
     "view_with_tensor_size (fullgraph)": (
         "under `fullgraph=True`, `x.view(2, n + 1)` with a tensor `n` fails with an internal "
@@ -645,7 +640,7 @@ CASES = [
     broken("requires_grad_inside", forward("""
         w = torch.ones(8).requires_grad_()
         return x * w
-    """)),
+    """), "TL518"),
     silent("generator_consume", forward("""
         parts = list(_scaled(x.chunk(2)))
         return torch.cat(parts)

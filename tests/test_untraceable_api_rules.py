@@ -100,6 +100,37 @@ def test_tl518_silent_for_look_alikes(body: str) -> None:
     assert codes(in_forward(body)) == []
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a tensor the compiled code was given
+        "x.requires_grad_()",
+        "self.scratch.requires_grad_(True)",
+        # made here and returned, or returned through a value computed from it
+        "w = torch.ones(8).requires_grad_()\n        y = y * w",
+        "w = x.clone()\n        w.requires_grad_()\n        y = y + w",
+        # made here and handed to autograd, which ends the graph with it alive
+        "w = x.detach().requires_grad_()\n        (g,) = torch.autograd.grad(self.proj(w).sum(), w)",
+    ],
+)
+def test_tl518_flags_requires_grad_(body: str) -> None:
+    assert "TL518" in codes(in_forward(body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # made here and used only inside the graph
+        "w = x.clone().requires_grad_()\n        y = y + (w * 2).detach()",
+        "x.requires_grad_(False)",
+        "w = x.clone().requires_grad_(requires_grad=False)\n        y = y + w",
+        "self.proj.requires_grad_(False)",
+    ],
+)
+def test_tl518_silent_for_requires_grad_that_stays_in_the_graph(body: str) -> None:
+    assert codes(in_forward(body)) == []
+
+
 def test_tl518_silent_outside_compiled_code() -> None:
     source = """
     import torch

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._tensor_methods import tensor_method
+from torchlint.cst_walk import walk
+from torchlint.rules._tensor_methods import keyword, positional, tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.semantic.kind_vocabulary import Kind
@@ -30,6 +31,121 @@ _STORAGE = "untyped_storage"
 # A storage's size is traced; its other methods are not.
 _TRACED_STORAGE_METHODS = frozenset({"size"})
 _NOT_TENSORS = (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE)
+_REQUIRES_GRAD = frozenset({"requires_grad_"})
+# Calls that take gradients: Dynamo stops the graph there, with their inputs alive.
+_GRADIENT_CALLS = frozenset(
+    {
+        "torch.autograd.grad",
+        "torch.autograd.backward",
+        "torch.autograd.functional.jacobian",
+        "torch.autograd.functional.hessian",
+        "torch.autograd.functional.vjp",
+        "torch.autograd.functional.jvp",
+        "torch.func.vjp",
+        "torch.func.jvp",
+    }
+)
+_COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)
+
+
+def _turns_grad_off(node: cst.Call) -> bool:
+    """`t.requires_grad_(False)`: a no-op on the tensors compiled code usually gets."""
+    arg = keyword(node, "requires_grad") or next(iter(positional(node)), None)
+    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False"
+
+
+def _computed_here(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A tensor the compiled function makes (`x.clone()`, `y = x * 2`), not one it was given."""
+    value = ctx.assigned_value(receiver) if isinstance(receiver, cst.Name) else receiver
+    return isinstance(value, _COMPUTED) and not isinstance(receiver, cst.Subscript)
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` reads one of ``names`` other than through `.detach()`."""
+    found = False
+
+    def visit(child: cst.CSTNode) -> bool:
+        nonlocal found
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and child.func.attr.value == "detach":
+            return True
+        found = found or (isinstance(child, cst.Name) and child.value in names)
+        return found
+
+    walk(node, visit)
+    return found
+
+
+def _derived(name: str, body: cst.CSTNode) -> set[str]:
+    """``name`` and the names assigned from it, directly or through others."""
+    assignments: list[cst.Assign] = []
+    walk(body, lambda node: assignments.append(node) if isinstance(node, cst.Assign) else None)
+    names = {name}
+    grown = True
+    while grown:
+        grown = False
+        for assign in assignments:
+            if not _mentions(assign.value, names):
+                continue
+            for target in assign.targets:
+                new = {n.value for n in _names_in(target.target)} - names
+                if new:
+                    names |= new
+                    grown = True
+    return names
+
+
+def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
+    found: list[cst.Name] = []
+    walk(target, lambda node: found.append(node) if isinstance(node, cst.Name) else None)
+    return found
+
+
+def _outlives_the_graph(name: str, ctx: RuleContext) -> bool:
+    """Whether the function returns or yields ``name`` or a value computed from it, or takes
+    gradients with it: the graph ends there with the tensor alive."""
+    function = ctx.function
+    if function is None:
+        return False
+    names = _derived(name, function.node)
+    found = False
+
+    def visit(node: cst.CSTNode) -> bool:
+        nonlocal found
+        if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+            found = found or _mentions(node.value, names)
+        elif isinstance(node, cst.Call) and (
+            ctx.qualified_name(node.func) in _GRADIENT_CALLS
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
+        ):
+            found = found or _mentions(node, names)
+        return found
+
+    walk(function.node, visit)
+    return found
+
+
+def _stored_as(node: cst.Call, ctx: RuleContext) -> str | None:
+    """The name that holds the tensor after ``node``: the assignment's target, or the receiver."""
+    parents = ctx.parents()
+    parent = parents.get(id(node)) if parents is not None else None
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    receiver = node.func.value
+    return receiver.value if isinstance(receiver, cst.Name) else None
+
+
+def _requires_grad_breaks(node: cst.Call, ctx: RuleContext) -> bool:
+    """`t.requires_grad_()` breaks on a tensor compiled code was given; on one it made, only when
+    the tensor outlives the graph (returned, or handed to autograd)."""
+    if _turns_grad_off(node):
+        return False
+    if not _computed_here(node.func.value, ctx):
+        return True
+    parents = ctx.parents()
+    if parents is not None and isinstance(parents.get(id(node)), (cst.Return, cst.Yield)):
+        return True
+    name = _stored_as(node, ctx)
+    return name is not None and _outlives_the_graph(name, ctx)
 
 
 def _is_storage(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
@@ -40,14 +156,15 @@ class UntraceableTensorApi(Rule):
     code = "TL518"
     name = "untraceable-tensor-api"
     message = (
-        "a tensor API Dynamo cannot trace (`grad_fn`, setting `requires_grad`, `share_memory_()`, "
+        "a tensor API Dynamo cannot trace (`grad_fn`, setting `requires_grad`, `requires_grad_()`, "
+        "`share_memory_()`, "
         "`resize_()`, storage methods, `is_inference()`) breaks the graph; do it outside the "
         "compiled function"
     )
     suggestion = "do it before calling the compiled function and pass the result in"
     # `grad_fn` skips the whole frame; the others are ordinary breaks.
     # `resize_()` of a registered buffer is refused as a delayed function call (GB0148).
-    gb_ids = ("GB0104", "GB0206", "GB0117", "GB0126", "GB0127", "GB0156", "GB0045", "GB0148")
+    gb_ids = ("GB0104", "GB0206", "GB0117", "GB0126", "GB0127", "GB0156", "GB0045", "GB0148", "GB0125", "GB8985")
     gb_types = (
         "Tensor with grad_fn()",
         "setattr() on Tensor.requires_grad",
@@ -57,6 +174,8 @@ class UntraceableTensorApi(Rule):
         "Unsupported method call",
         "Encountered tensor.is_inference() during tracing",
         "Unsupported function call (delayed)",
+        "Unsupported Tensor.requires_grad_() call",
+        "requires_grad_() intermediate leaked as output",
     )
 
     def _report(self, node: cst.CSTNode, ctx: RuleContext, api: str, why: str, rewrite: str) -> None:
@@ -67,6 +186,17 @@ class UntraceableTensorApi(Rule):
         method = tensor_method(node, frozenset(_METHODS), ctx)
         if method is not None:
             self._report(node, ctx, f"`.{method}()`", *_METHODS[method])
+            return
+        if tensor_method(node, _REQUIRES_GRAD, ctx) is not None and _requires_grad_breaks(node, ctx):
+            self._report(
+                node,
+                ctx,
+                "`.requires_grad_()`",
+                "Dynamo cannot change `requires_grad` of a tensor it was given, nor return one it "
+                "made require grad",
+                "call `requires_grad_()` before the compiled function, or take the gradient "
+                "outside it",
+            )
             return
         func = node.func
         # `t.untyped_storage()` itself traces; calling a method of the storage does not.
@@ -148,6 +278,15 @@ class UntraceableTensorApi(Rule):
             y.share_memory_()
             return y
         """,
+        """
+        import torch
+
+
+        @torch.compile
+        def perturb(x: torch.Tensor):
+            noise = torch.randn(8).requires_grad_()
+            return x + noise, noise
+        """,
     )
 
     valid = (
@@ -174,5 +313,14 @@ class UntraceableTensorApi(Rule):
         def step(x: torch.Tensor):
             nbytes = x.numel() * x.element_size()
             return x.detach() * nbytes
+        """,
+        """
+        import torch
+
+
+        @torch.compile
+        def scaled(x: torch.Tensor):
+            y = x.clone().requires_grad_()
+            return (y * 2).detach()
         """,
     )
