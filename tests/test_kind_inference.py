@@ -469,8 +469,14 @@ class Net(torch.nn.Module):
         # an assertion that it is one
         ("assert isinstance(t, torch.Tensor)\n    if t > 0:\n        pass", ["TL201"]),
         ("assert torch.is_tensor(t)\n    if t > 0:\n        pass", ["TL201"]),
+        # through a scaled copy: a number times a number has no `.abs()`
+        ("u = t * 2\n    v = u.abs()\n    if t > 0:\n        pass", ["TL201"]),
+        ("u = -t / 255.0\n    v = u.unsqueeze(0)\n    if t > 0:\n        pass", ["TL201"]),
         # none of these says anything
         ("if t > 0:\n        pass", []),
+        # a copy combined with another value, or bound twice, says nothing of `t`
+        ("u = t * w\n    v = u.abs()\n    if t > 0:\n        pass", []),
+        ("u = t * 2\n    u = torch.ones(3)\n    v = u.abs()\n    if t > 0:\n        pass", []),
         ("assert isinstance(t, int)\n    if t > 0:\n        pass", []),
         ("if (t > 0) is True:\n        pass", []),
     ],

@@ -215,6 +215,8 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str], scope: Scope
     """
     found: set[str] = set()
     not_tensors: set[str] = set()
+    scaled = _scaled_copies(function, names)
+    names = names | set(scaled)
 
     # Exact types: libcst's classes are final, and far cheaper to compare than an ABC check.
     def visit(node: cst.CSTNode) -> bool | None:
@@ -242,7 +244,50 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str], scope: Scope
         return None
 
     walk(function.body, visit)
-    return found - not_tensors
+    return {scaled.get(name, name) for name in found - not_tensors} - {
+        scaled.get(name, name) for name in not_tensors
+    }
+
+
+def _scaled_copies(function: cst.FunctionDef, names: set[str]) -> dict[str, str]:
+    """Locals bound once to one parameter and number literals (`y = x * 2`, `z = -x / 255.0`),
+    each to its parameter: what only a tensor supports on the local, the parameter supports
+    too, as a number times a number is a number."""
+    bound: dict[str, list[cst.BaseExpression | None]] = {}
+
+    def visit(node: cst.CSTNode) -> bool | None:
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    bound.setdefault(target.target.value, []).append(node.value)
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For) and type(node.target) is cst.Name:
+            bound.setdefault(node.target.value, []).append(None)
+        return None
+
+    walk(function.body, visit)
+    copies = {}
+    for local, values in bound.items():
+        source = _scaled_parameter(values[0], names) if len(values) == 1 and local not in names else None
+        if source is not None:
+            copies[local] = source
+    return copies
+
+
+def _scaled_parameter(value: cst.BaseExpression | None, names: set[str]) -> str | None:
+    """The parameter ``value`` is arithmetic on, when the rest of it is number literals."""
+    kind = type(value)
+    if kind is cst.Name:
+        return value.value if value.value in names else None
+    if kind is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        return _scaled_parameter(value.expression, names)
+    if kind is cst.BinaryOperation:
+        left, right = value.left, value.right
+        if is_constant(right) and type(right) in (cst.Integer, cst.Float):
+            return _scaled_parameter(left, names)
+        if is_constant(left) and type(left) in (cst.Integer, cst.Float):
+            return _scaled_parameter(right, names)
+    return None
 
 
 def _compared(comparison: cst.Comparison, names: set[str]) -> list[str]:
