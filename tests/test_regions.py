@@ -511,6 +511,46 @@ def test_a_dispatch_table_of_classes_makes_each_method_compiled() -> None:
     assert found["Midpoint.integrate"] == "called through SOLVERS[...] (Midpoint) from pkg.model.odeint"
 
 
+def test_getattr_on_self_calls_the_methods_its_name_can_spell() -> None:
+    found = compiled(
+        """
+        import torch
+
+        class Base(torch.nn.Module):
+            def _step_heun(self, x): return x * 3
+
+        class Sampler(Base):
+            def _step_euler(self, x): return x * 2
+            def _other(self, x): return x
+            def _fixed(self, x): return x
+            def forward(self, x):
+                x = getattr(self, "_fixed")(x)
+                return getattr(self, f"_step_{self.kind}")(x)
+
+        compiled = torch.compile(Sampler())
+        """
+    )
+    assert {"Sampler._step_euler", "Base._step_heun", "Sampler._fixed"} <= set(found)
+    assert "Sampler._other" not in found
+
+
+def test_getattr_on_another_object_or_with_a_default_is_not_followed() -> None:
+    found = compiled(
+        """
+        import torch
+
+        class Sampler(torch.nn.Module):
+            def _step_euler(self, x): return x * 2
+            def forward(self, x, other):
+                x = getattr(other, "_step_euler")(x)
+                return getattr(self, "_step_euler", None)(x)
+
+        compiled = torch.compile(Sampler())
+        """
+    )
+    assert "Sampler._step_euler" not in found
+
+
 def test_a_dispatch_table_of_imported_classes_reaches_their_files(project: Path) -> None:
     write(
         project,

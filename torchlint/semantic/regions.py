@@ -23,6 +23,7 @@ through ``ProjectFacts``.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -177,6 +178,15 @@ def argument_for(call: cst.Call, function: FunctionInfo, name: str) -> cst.BaseE
         if slot == name or (isinstance(slot, int) and slot < len(positional) and positional[slot] == name):
             return value
     return None
+
+
+def _name_pattern(template: cst.FormattedString) -> re.Pattern[str]:
+    """`f"_step_{kind}"` as the names it can spell: `_step_` and then anything."""
+    pieces = [
+        re.escape(part.value) if isinstance(part, cst.FormattedStringText) else ".+"
+        for part in template.parts
+    ]
+    return re.compile("".join(pieces))
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:
@@ -581,6 +591,12 @@ class _Index:
         """What calling ``expr`` inside ``function`` may run, each with a note on how its
         class was found ("" for a plain call). Several where an attribute holds objects of
         several classes."""
+        looked_up = self._getattr_on_self(expr, function)
+        if looked_up is not None:
+            found: list[tuple[FunctionInfo | Ref, str]] = []
+            for attribute in looked_up:
+                found.extend(self.callees(attribute, function))
+            return found
         held = self.held_targets(expr, function)
         if held is not None and len(held) > 1:
             return held
@@ -590,6 +606,37 @@ class _Index:
         target = self._callee(expr, function)
         found = [(target, "")] if target is not None else []
         return found + self._overrides(expr, function) + (held or [])
+
+    def _getattr_on_self(self, expr: cst.BaseExpression, function: FunctionInfo) -> list[cst.Attribute] | None:
+        """`getattr(self, "step")` as `self.step`; `getattr(self, f"_step_{kind}")` as each method of
+        the class whose name fits the pattern. None for any other expression."""
+        if type(expr) is not cst.Call or len(expr.args) != 2 or any(arg.keyword or arg.star for arg in expr.args):
+            return None
+        context = self.method_context(function)
+        owner, name = expr.args[0].value, expr.args[1].value
+        if context is None or type(owner) is not cst.Name or owner.value != context[0].self_name:
+            return None
+        if qualified_name(expr.func, function.scope) != "builtins.getattr":
+            return None
+        if type(name) is cst.Name:
+            name = assigned_value(name, function.scope) or name
+        if type(name) is cst.SimpleString:
+            names = [name.evaluated_value] if isinstance(name.evaluated_value, str) else []
+        elif type(name) is cst.FormattedString:
+            pattern = _name_pattern(name)
+            names = sorted(n for n in self._method_names(context[1]) if pattern.fullmatch(n))
+        else:
+            return None
+        return [cst.Attribute(value=owner, attr=cst.Name(n)) for n in names if n.isidentifier()]
+
+    def _method_names(self, info: ClassInfo, _seen: frozenset = frozenset()) -> set[str]:
+        """The methods ``info`` defines or inherits from this file's classes."""
+        if info in _seen:
+            return set()
+        names = set(info.methods)
+        for base in self.local_bases(info):
+            names |= self._method_names(base, _seen | {info})
+        return names
 
     def _overrides(self, expr: cst.BaseExpression, function: FunctionInfo) -> list[tuple[FunctionInfo | Ref, str]]:
         """`self.attr(...)`: the `attr` of this file's subclasses, and a Ref for the project's."""
