@@ -9,6 +9,7 @@ from torchlint.rules.context import RuleContext
 _INFERENCE_REWRITE = "decide it outside the compiled function and pass a Python bool"
 _SERIALIZE_REWRITE = "save or load outside the compiled function: pass tensors in and return them out"
 _BUFFER_REWRITE = "create and read the buffer outside the compiled function"
+_FLAGS_REWRITE = "set the flags around the call of the compiled function"
 # qualified name -> (what goes wrong, the rewrite)
 _CALLS = {
     "torch.is_inference_mode_enabled": (
@@ -23,6 +24,13 @@ _CALLS = {
     "torch.sparse_coo_tensor": (
         "Dynamo skips building a sparse tensor",
         "build it outside the compiled function and pass it in, or keep the data dense",
+    ),
+    "torch.backends.cudnn.flags": ("Dynamo cannot enter a backend-flags context manager", _FLAGS_REWRITE),
+    "torch.backends.mkldnn.flags": ("Dynamo cannot enter a backend-flags context manager", _FLAGS_REWRITE),
+    "torch.backends.opt_einsum.flags": ("Dynamo skips the backend-flags context manager", _FLAGS_REWRITE),
+    "torch.backends.cuda.sdp_kernel": (
+        "Dynamo cannot enter the deprecated attention-backend context manager",
+        "use `torch.nn.attention.sdpa_kernel(...)`, which Dynamo traces, or " + _FLAGS_REWRITE,
     ),
     "io.BytesIO": ("Dynamo cannot trace in-memory files", _BUFFER_REWRITE),
     "io.StringIO": ("Dynamo cannot trace in-memory files", _BUFFER_REWRITE),
