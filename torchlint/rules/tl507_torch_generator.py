@@ -113,7 +113,7 @@ class TorchGenerator(Rule):
 
             def forward(self, x):
                 generator = torch.Generator().manual_seed(1234)
-                noise = torch.randn(8, generator=generator)
+                noise = torch.randn(8, generator=generator).to(x.device)
                 return self.proj(x) + 0.1 * noise
         """,
         """
