@@ -135,6 +135,20 @@ def test_import_torch_is_added_where_the_file_lacks_it(project: Path) -> None:
     )
 
 
+def test_a_file_that_imports_nothing_from_torch_imports_it_where_the_guard_runs(project: Path) -> None:
+    # A helper module that must load without torch (an optional dependency) keeps loading without it.
+    source = "import logging\n\nlog = logging.getLogger(__name__)\n\n\ndef probe(name):\n    log.debug(name)\n    return name\n"
+    write(project, {"helpers.py": source, "torchlint.toml": 'entry-points = ["helpers.probe"]\n'})
+    assert torchlint("helpers.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    fixed = source.replace(
+        "    log.debug(name)\n",
+        "    import torch\n    if not torch.compiler.is_compiling():\n        log.debug(name)\n",
+    )
+    assert (project / "helpers.py").read_text() == fixed
+    assert torchlint("helpers.py", "--fix", "--unsafe-fixes", cwd=project).returncode == 0
+    assert (project / "helpers.py").read_text() == fixed
+
+
 def test_json_carries_the_fix(model: Path) -> None:
     result = torchlint("model.py", "--output-format", "json", cwd=model.parent)
     first = json.loads(result.stdout)[0]

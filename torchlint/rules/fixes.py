@@ -42,20 +42,40 @@ class FixPlan:
 def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) -> FixPlan | None:
     """`if not torch.compiler.is_compiling():` around one statement (a simple one on a line of
     its own, or an `if` with all its branches), so it runs in eager mode only (unsafe: while
-    compiling it no longer runs). None where the statement shares its line or the file gives
-    no place for `import torch`."""
+    compiling it no longer runs). None where the statement shares its line.
+
+    A module that imports from torch gets `import torch` at the top where it lacks it. One that
+    imports nothing from torch may have to load without it (transformers' `import_utils`), so
+    the guard imports torch where it runs instead."""
     simple = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
     if not (simple or isinstance(statement, cst.If)):
-        return None
-    imported = binds_torch(module)
-    anchor = None if imported else _first_import(module)
-    if not imported and anchor is None:
         return None
     # The engine fills in the file's line ending and the statement's own indentation once it
     # knows them; the body goes one step of the file's own indentation further in.
     prefix = f"if {GUARD_TEST}:{{newline}}{{indent}}{module.default_indent}"
+    anchor = None
+    if not binds_torch(module):
+        anchor = _first_import(module) if _imports_from_torch(module) else None
+        if anchor is None:
+            prefix = f"import torch{{newline}}{{indent}}{prefix}"
     edit = NodeEdit(statement, prefix, before=True, indent_more=module.default_indent)
     return FixPlan(message, Applicability.UNSAFE, (edit,), anchor)
+
+
+def _imports_from_torch(module: cst.Module) -> bool:
+    """Any module-level import of torch or of a part of it (`from torch import nn`, `import torch as th`)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    names = [dotted_name(alias.name) or "" for alias in small.names]
+                elif isinstance(small, cst.ImportFrom) and small.module is not None:
+                    names = [dotted_name(small.module) or ""]
+                else:
+                    continue
+                if any(name == "torch" or name.startswith("torch.") for name in names):
+                    return True
+    return False
 
 
 def binds_torch(module: cst.Module) -> bool:
