@@ -199,6 +199,12 @@ def _breaks(records: dict[str, dict], names: set[str]) -> int:
     return sum(len(r["breaks"]) for n, r in records.items() if n in names and r["status"] == "ok")
 
 
+def _breaks_after(before: dict[str, dict], after: dict[str, dict], names: set[str]) -> int:
+    """The breaks after the fixes of the targets that ran before them. A target that fails after
+    the fixes keeps its breaks before: a crash proves no break removed."""
+    return sum(len((after[n] if after[n]["status"] == "ok" else before[n])["breaks"]) for n in names)
+
+
 def _output(before: dict, after: dict) -> str:
     """What the fixes did to a target's output, as `torchlint verify --fix` judges it."""
     if before["status"] != "ok":
@@ -243,7 +249,7 @@ def figures(result: dict, libraries: list[Library], site: Path) -> dict:
         targets = {n for n, r in before.items() if r["library"] in names}
         row = {"targets": len(targets), "breaks_before": _breaks(before, targets)}
         for variant in variants.values():
-            after = _breaks(variant.after, {n for n in targets if before[n]["status"] == "ok"})
+            after = _breaks_after(before, variant.after, {n for n in targets if before[n]["status"] == "ok"})
             outputs = [_output(before[n], variant.after[n]) for n in sorted(targets)]
             row[variant.name] = {
                 "breaks_after": after,

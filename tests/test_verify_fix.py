@@ -198,6 +198,33 @@ def test_a_fix_that_changes_the_output_is_an_error(verify_pool, tmp_path):
     assert (tmp_path / "model.py").read_bytes() == original
 
 
+# The fix picks with torch.where, which evaluates both sides: `x[5]` raises where the branch
+# never read it.
+BOTH_SIDES = """\
+    import torch
+    from torch import nn
+
+
+    class Pick(nn.Module):
+        def forward(self, x):
+            y = x[0] if x.sum() > 0 else x[5]
+            return y * 2
+
+
+    def torchlint_targets():
+        return {"pick": (Pick(), (torch.arange(3.0),))}
+"""
+
+
+@pytest.mark.dynamo
+def test_a_target_that_fails_after_the_fixes_keeps_its_breaks(verify_pool, tmp_path):
+    write(tmp_path / "model.py", BOTH_SIDES)
+    result = verify_fix(verify_pool, "--unsafe-fixes", "model.py", cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "1 break before the fixes, 1 after: 0 removed (0%)" in result.stdout
+    assert "model.py::pick fails after the fixes: IndexError" in result.stdout
+
+
 # A print the fix guards, and an output that no run reproduces: an object equal only to itself
 # (its class importable, so the saved output loads again).
 OWN_RESULT = """\

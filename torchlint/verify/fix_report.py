@@ -21,7 +21,7 @@ def _removed(before: int, after: int) -> str:
 
 def totals(report: FixReport) -> dict:
     before = sum(len(t.before.get("breaks", [])) for t in report.targets if t.ok_before)
-    after = sum(len(t.breaks_after) for t in report.targets if t.ok_before)
+    after = sum(len(t.breaks_counted_after) for t in report.targets if t.ok_before)
     return {
         "targets": len(report.targets),
         "breaks_before": before,

@@ -52,6 +52,12 @@ class TargetFix:
         return self.ok_before and self.after is not None and self.after.get("status") != "ok"
 
     @property
+    def breaks_counted_after(self) -> list[dict]:
+        """The breaks after the fixes; a target that fails after them keeps its breaks before,
+        since a crash proves no break removed."""
+        return list(self.before.get("breaks", [])) if self.fails_after else self.breaks_after
+
+    @property
     def output(self) -> str:
         if self.after is None:
             return SAME if self.ok_before else NOT_COMPARED
