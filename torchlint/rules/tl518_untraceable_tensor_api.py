@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.rules._outliving import outlives_the_graph
 from torchlint.rules._tensor_methods import keyword, positional, tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
@@ -32,19 +32,6 @@ _STORAGE = "untyped_storage"
 _TRACED_STORAGE_METHODS = frozenset({"size"})
 _NOT_TENSORS = (Kind.PYTHON, Kind.SIZE, Kind.META, Kind.MODULE)
 _REQUIRES_GRAD = frozenset({"requires_grad_"})
-# Calls that take gradients: Dynamo stops the graph there, with their inputs alive.
-_GRADIENT_CALLS = frozenset(
-    {
-        "torch.autograd.grad",
-        "torch.autograd.backward",
-        "torch.autograd.functional.jacobian",
-        "torch.autograd.functional.hessian",
-        "torch.autograd.functional.vjp",
-        "torch.autograd.functional.jvp",
-        "torch.func.vjp",
-        "torch.func.jvp",
-    }
-)
 _COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)
 
 
@@ -58,70 +45,6 @@ def _computed_here(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A tensor the compiled function makes (`x.clone()`, `y = x * 2`), not one it was given."""
     value = ctx.assigned_value(receiver) if isinstance(receiver, cst.Name) else receiver
     return isinstance(value, _COMPUTED) and not isinstance(receiver, cst.Subscript)
-
-
-def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
-    """Whether ``node`` reads one of ``names`` other than through `.detach()`."""
-    found = False
-
-    def visit(child: cst.CSTNode) -> bool:
-        nonlocal found
-        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and child.func.attr.value == "detach":
-            return True
-        found = found or (isinstance(child, cst.Name) and child.value in names)
-        return found
-
-    walk(node, visit)
-    return found
-
-
-def _derived(name: str, body: cst.CSTNode) -> set[str]:
-    """``name`` and the names assigned from it, directly or through others."""
-    assignments: list[cst.Assign] = []
-    walk(body, lambda node: assignments.append(node) if isinstance(node, cst.Assign) else None)
-    names = {name}
-    grown = True
-    while grown:
-        grown = False
-        for assign in assignments:
-            if not _mentions(assign.value, names):
-                continue
-            for target in assign.targets:
-                new = {n.value for n in _names_in(target.target)} - names
-                if new:
-                    names |= new
-                    grown = True
-    return names
-
-
-def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
-    found: list[cst.Name] = []
-    walk(target, lambda node: found.append(node) if isinstance(node, cst.Name) else None)
-    return found
-
-
-def _outlives_the_graph(name: str, ctx: RuleContext) -> bool:
-    """Whether the function returns or yields ``name`` or a value computed from it, or takes
-    gradients with it: the graph ends there with the tensor alive."""
-    function = ctx.function
-    if function is None:
-        return False
-    names = _derived(name, function.node)
-    found = False
-
-    def visit(node: cst.CSTNode) -> bool:
-        nonlocal found
-        if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
-            found = found or _mentions(node.value, names)
-        elif isinstance(node, cst.Call) and (
-            ctx.qualified_name(node.func) in _GRADIENT_CALLS
-            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
-        ):
-            found = found or _mentions(node, names)
-        return found
-
-    walk(function.node, visit)
-    return found
 
 
 def _stored_as(node: cst.Call, ctx: RuleContext) -> str | None:
@@ -145,7 +68,7 @@ def _requires_grad_breaks(node: cst.Call, ctx: RuleContext) -> bool:
     if parents is not None and isinstance(parents.get(id(node)), (cst.Return, cst.Yield)):
         return True
     name = _stored_as(node, ctx)
-    return name is not None and _outlives_the_graph(name, ctx)
+    return name is not None and outlives_the_graph(name, ctx)
 
 
 def _is_storage(node: cst.BaseExpression | None, ctx: RuleContext) -> bool:
