@@ -477,6 +477,7 @@ class Net(torch.nn.Module):
         # a copy combined with another value, or bound twice, says nothing of `t`
         ("u = t * w\n    v = u.abs()\n    if t > 0:\n        pass", []),
         ("u = t * 2\n    u = torch.ones(3)\n    v = u.abs()\n    if t > 0:\n        pass", []),
+        ("u = t * 2\n    u, w = torch.ones(3), 1\n    v = u.abs()\n    if t > 0:\n        pass", []),
         ("assert isinstance(t, int)\n    if t > 0:\n        pass", []),
         ("if (t > 0) is True:\n        pass", []),
     ],

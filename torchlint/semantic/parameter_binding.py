@@ -26,7 +26,7 @@ from torchlint.semantic.kind_vocabulary import (
     takes_a_tensor_first,
 )
 from torchlint.semantic.scopes import Scope, dotted_name, qualified_name
-from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo
+from torchlint.semantic.summary import ClassInfo, FileSummary, FunctionInfo, target_names
 
 if TYPE_CHECKING:
     from torchlint.semantic.interprocedural_kinds import FileKinds
@@ -259,10 +259,12 @@ def _scaled_copies(function: cst.FunctionDef, names: set[str]) -> dict[str, str]
         kind = type(node)
         if kind is cst.Assign:
             for target in node.targets:
-                if type(target.target) is cst.Name:
-                    bound.setdefault(target.target.value, []).append(node.value)
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For) and type(node.target) is cst.Name:
-            bound.setdefault(node.target.value, []).append(None)
+                value = node.value if type(target.target) is cst.Name else None
+                for name in target_names(target.target):
+                    bound.setdefault(name, []).append(value)
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
+            for name in target_names(node.target):
+                bound.setdefault(name, []).append(None)
         return None
 
     walk(function.body, visit)
