@@ -62,32 +62,34 @@ def guard_statement(statement: cst.CSTNode, module: cst.Module, message: str) ->
     return FixPlan(message, Applicability.UNSAFE, (edit,), anchor)
 
 
-def _imports_from_torch(module: cst.Module) -> bool:
-    """Any module-level import of torch or of a part of it (`from torch import nn`, `import torch as th`)."""
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Import):
-                    names = [dotted_name(alias.name) or "" for alias in small.names]
-                elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                    names = [dotted_name(small.module) or ""]
-                else:
-                    continue
-                if any(name == "torch" or name.startswith("torch.") for name in names):
-                    return True
-    return False
-
-
 def binds_torch(module: cst.Module) -> bool:
     """The module binds `torch` itself at its top level (`import torch`, not `as th`)."""
+    return any(
+        isinstance(small, cst.Import)
+        and any(alias.asname is None and (dotted_name(alias.name) or "").split(".")[0] == "torch" for alias in small.names)
+        for small in _top_level_imports(module)
+    )
+
+
+def _imports_from_torch(module: cst.Module) -> bool:
+    """Any module-level import of torch or of a part of it (`from torch import nn`, `import torch as th`)."""
+    for small in _top_level_imports(module):
+        if isinstance(small, cst.Import):
+            names = [dotted_name(alias.name) or "" for alias in small.names]
+        else:
+            names = [dotted_name(small.module) or ""] if small.module is not None else []
+        if any(name == "torch" or name.startswith("torch.") for name in names):
+            return True
+    return False
+
+
+def _top_level_imports(module: cst.Module):
+    """The `import` and `from ... import` statements at the module's top level."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Import) and any(
-                    alias.asname is None and (dotted_name(alias.name) or "").split(".")[0] == "torch" for alias in small.names
-                ):
-                    return True
-    return False
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
 
 
 def _first_import(module: cst.Module) -> cst.CSTNode | None:

@@ -31,7 +31,8 @@ def bound_generator(node: cst.BaseExpression | None, ctx: RuleContext, _choices:
     """
     if node is None or isinstance(node, cst.Call):
         return False
-    choice = ctx.assigned_value(node) if isinstance(node, cst.Name) else node
+    assigned = ctx.assigned_value(node)
+    choice = assigned if isinstance(node, cst.Name) else node
     if isinstance(choice, cst.IfExp):  # `self.rng_cuda if on_gpu else self.rng`
         # bounded: `y = y if c else -y` names itself
         return _choices < 4 and all(
@@ -39,7 +40,7 @@ def bound_generator(node: cst.BaseExpression | None, ctx: RuleContext, _choices:
         )
     return (
         ctx.qualified_name(node) in _DEFAULT_GENERATORS
-        or _creation(ctx.assigned_value(node), ctx)
+        or _creation(assigned, ctx)
         or _generator_attribute(node, ctx)
     )
 

@@ -276,6 +276,9 @@ def _scaled_copies(function: cst.FunctionDef, names: set[str]) -> dict[str, str]
     return copies
 
 
+_NUMBERS = (cst.Integer, cst.Float)
+
+
 def _scaled_parameter(value: cst.BaseExpression | None, names: set[str]) -> str | None:
     """The parameter ``value`` is arithmetic on, when the rest of it is number literals."""
     kind = type(value)
@@ -285,9 +288,9 @@ def _scaled_parameter(value: cst.BaseExpression | None, names: set[str]) -> str 
         return _scaled_parameter(value.expression, names)
     if kind is cst.BinaryOperation:
         left, right = value.left, value.right
-        if is_constant(right) and type(right) in (cst.Integer, cst.Float):
+        if type(right) in _NUMBERS:
             return _scaled_parameter(left, names)
-        if is_constant(left) and type(left) in (cst.Integer, cst.Float):
+        if type(left) in _NUMBERS:
             return _scaled_parameter(right, names)
     return None
 
