@@ -10,8 +10,7 @@ pre-commit and editors run: the rest of the project comes from the cache), whose
 for that file must equal the whole run's, and the same after an edit that adds a function
 (the project is solved again). The floor is `libcst.parse_module` over the same files in
 this process, on one core; for the one-file run, a fresh Python importing libcst and
-parsing that file. The one-file run is timed again with `torchlint server` listening, which
-keeps the imports done between commands.
+parsing that file.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import gc
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,20 +92,9 @@ class CommandRun:
         return sorted(found for found in self.found if found[0].endswith(name))
 
 
-def _environment(server_folder: str | None) -> dict[str, str]:
-    """The bench's own settings only; a `torchlint server` only where one is asked for (its
-    sockets in ``server_folder``), never one the user left running."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_") and k != "XDG_RUNTIME_DIR"}
-    if server_folder is None:
-        environment["TORCHLINT_NO_SERVER"] = "1"
-    else:
-        environment["TMPDIR"] = server_folder
-    return environment
-
-
-def server(command: str, server_folder: str) -> None:
-    subprocess.run([sys.executable, "-m", "torchlint", "server", command], env=_environment(server_folder),
-                   check=command == "start", capture_output=True)
+def _environment() -> dict[str, str]:
+    """The bench's own settings only, never the user's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")}
 
 
 # Starts a command from a fresh, small Python and reports its seconds, exit code and peak memory.
@@ -124,14 +111,13 @@ print(json.dumps([time.perf_counter() - started, os.waitstatus_to_exitcode(statu
 """
 
 
-def run_check(arguments: list[str], cwd: Path, server_folder: str | None = None) -> CommandRun:
-    """One `torchlint check` process; its wall time and the peak memory of it and its workers
-    (through a server, only the calling process's)."""
+def run_check(arguments: list[str], cwd: Path) -> CommandRun:
+    """One `torchlint check` process; its wall time and the peak memory of it and its workers."""
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
         command = [sys.executable, "-m", "torchlint", "check", *arguments, "--output-format", "json",
                    "-o", str(report), "--exit-zero", "--quiet"]
-        request = json.dumps([command, str(cwd), _environment(server_folder)])
+        request = json.dumps([command, str(cwd), _environment()])
         measured = subprocess.run([sys.executable, "-c", _MEASURED_RUN], input=request, capture_output=True,
                                   text=True, check=True)
         seconds, exit_code, maxrss = json.loads(measured.stdout)
@@ -164,7 +150,7 @@ def main() -> None:
     # An installed torchlint has its bytecode (pip compiles it); a checkout run with
     # PYTHONDONTWRITEBYTECODE would compile every module at each start instead.
     compileall.compile_dir(Path(torchlint.__file__).parent, quiet=1)
-    parse, one, two, again, single, served, reshaped, floor = [], [], [], [], [], [], [], []
+    parse, one, two, again, single, reshaped, floor = [], [], [], [], [], [], []
     lines = 0
     try:
         for _ in range(options.repeat):
@@ -180,16 +166,6 @@ def main() -> None:
                 # file: the rest of the project comes from the cache.
                 changed.write_bytes(original + b"\n# edited\n")
                 single.append(run_check([str(changed.relative_to(project)), *warm], project))
-                # The same, with `torchlint server` listening (a short folder: a socket's path
-                # is limited to about 100 bytes).
-                sockets = tempfile.mkdtemp(prefix="tls")
-                server("start", sockets)
-                try:
-                    changed.write_bytes(original + b"\n# edited again\n")
-                    served.append(run_check([str(changed.relative_to(project)), *warm], project, sockets))
-                finally:
-                    server("stop", sockets)
-                    shutil.rmtree(sockets, ignore_errors=True)
                 # An edit that changes what the file tells the project (a new function): the
                 # project is solved again, from the cache.
                 changed.write_bytes(original + b"\n\ndef _edited(x):\n    return x\n")
@@ -211,8 +187,6 @@ def main() -> None:
         "check_j2_again": best(again).figures(),
         "check_one_changed_file": best(single).figures(),
         "one_changed_file_same_findings": best(single).of_file(CHANGED_FILE) == best(two).of_file(CHANGED_FILE),
-        "check_one_changed_file_server": best(served).figures(),
-        "one_changed_file_server_same_findings": best(served).of_file(CHANGED_FILE) == best(two).of_file(CHANGED_FILE),
         "check_one_file_new_function": best(reshaped).figures(),
         "start_and_parse_one_file_seconds": round(min(floor), 2),
         "ratio_one_file_to_start_and_parse": round(best(single).seconds / min(floor), 2),
@@ -234,8 +208,6 @@ def main() -> None:
     print(f"run again / first -j 2 run: {figures['ratio_again_to_cold']:.3f}x (target at most 0.1x)")
     print(f"one changed file: {best(single).seconds:.2f} s (target under 0.5 s); the same findings for it as the "
           f"whole run: {figures['one_changed_file_same_findings']}")
-    print(f"one changed file with `torchlint server` listening: {best(served).seconds:.2f} s; the same findings "
-          f"for it as the whole run: {figures['one_changed_file_server_same_findings']}")
     print(f"  a fresh Python importing libcst and parsing that file: {min(floor):.2f} s; the check is "
           f"{figures['ratio_one_file_to_start_and_parse']:.2f}x that")
     print(f"peak memory: {max(run.peak_mib for run in (*one, *two, *again, *single, *reshaped)):.0f} MiB "

@@ -21,14 +21,9 @@ import torchlint
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    # A `torchlint server` the developer left running must not answer the commands the
-    # tests start, even those that drop TORCHLINT_* settings: they look for servers in a
-    # folder of this session's own. tests/test_server.py starts its own, in folders of its own.
-    os.environ["TORCHLINT_NO_SERVER"] = "1"
-    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="tlt")
     # The commands the tests start keep what they compile in a cache folder of this session's
     # own, not the developer's (torchlint/dataclass_code.py).
-    os.environ["XDG_CACHE_HOME"] = os.path.join(os.environ["XDG_RUNTIME_DIR"], "cache")
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tlt-cache")
     # Many tests run the `torchlint` command in a fresh process. Where writing bytecode is
     # turned off (PYTHONDONTWRITEBYTECODE), each of those would compile every module of the
     # package again; an installed wheel ships its bytecode, and so does this checkout once
@@ -37,7 +32,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
+    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -227,34 +227,3 @@ def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: 
     assert passing.returncode == 0, _output(passing)
     assert re.search(r"^torchlint \(fix\)\.+Passed$", passing.stdout, re.MULTILINE), _output(passing)
 
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the server needs fork() and Unix sockets")
-def test_the_hook_runs_on_a_server_started_from_another_environment(tmp_path: Path) -> None:
-    """pre-commit installs torchlint into an environment of its own; a `torchlint server`
-    started from this one, with the same code, runs the hook's command and gives its output."""
-    env = _environment(tmp_path)
-    env.pop("TORCHLINT_NO_SERVER", None)
-    env.pop("XDG_RUNTIME_DIR", None)
-    # A socket's path is limited to about 100 bytes: the servers' folder is a short one.
-    sockets = tempfile.mkdtemp(prefix="tls")
-    env["TMPDIR"] = sockets
-    hook_repo = _snapshot(REPO_ROOT, tmp_path / "torchlint-snapshot", env)
-    project = tmp_path / "project"
-    _init_repository(project, env)
-    (project / "model.py").write_text(MODEL_WITH_PRINT, encoding="utf-8")
-    _git(project, env, "add", "model.py")
-
-    def server(command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "torchlint", "server", command], env=env, capture_output=True,
-                              text=True, check=False)
-
-    assert server("start").returncode == 0
-    try:
-        failing = _try_repo(hook_repo, project, "model.py", env)
-        status = server("status").stdout
-    finally:
-        server("stop")
-        shutil.rmtree(sockets, ignore_errors=True)
-    assert failing.returncode == 1, _output(failing)
-    assert re.search(r"^model\.py:6:9: TL101 ", failing.stdout, re.MULTILINE), _output(failing)
-    assert ", 1 command run," in status, status

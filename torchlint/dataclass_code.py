@@ -23,12 +23,20 @@ import sys
 import zlib
 from collections.abc import Iterator
 
-from torchlint.launch import owned_alone
 
 DISABLE = "TORCHLINT_NO_CODE_CACHE"
 # Texts of older versions of libcst or torchlint are dropped once the file grows past this.
 _MAX_ENTRIES = 5000
 _CODE = type(compile("", "<string>", "exec"))
+
+
+def owned_alone(path: str, others: int) -> bool:
+    """A file or folder this user owns whose permission bits in ``others`` are all clear."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return stat.st_uid == os.getuid() and stat.st_mode & others == 0
 
 
 def cache_file() -> str | None:
