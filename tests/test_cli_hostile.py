@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BAD_FORWARD, without_root_privileges
+from helpers import BAD_FORWARD, run_in_process, without_root_privileges
 
 FINDING = "net.py:7:9: TL101"
 COMMAND = [sys.executable, "-m", "torchlint"]
@@ -89,6 +89,56 @@ def test_report_file_in_a_missing_folder_is_a_usage_error_before_the_run(project
     assert result.returncode == 2
     assert "does not exist" in result.stderr and "internal error" not in result.stderr
     assert result.stdout == "" and "Found" not in result.stderr
+
+
+# --- a report written over an input ------------------------------------------------------
+
+def _refused_as_input(result, name: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert f"'{name}' is one of the files checked" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("spelling", ["net.py", "./net.py", "{folder}/net.py", "link.txt", "hard.txt"])
+def test_a_report_over_a_named_file_is_refused_before_anything_is_written(project: Path, spelling: str) -> None:
+    (project / "link.txt").symlink_to("net.py")
+    os.link(project / "net.py", project / "hard.txt")
+    output = spelling.format(folder=project)
+    result = run_in_process("check", "--fix", "--unsafe-fixes", "-o", output, "net.py", cwd=project)
+    _refused_as_input(result, str(Path(output)))
+    assert (project / "net.py").read_text() == BAD_FORWARD
+
+
+def test_a_report_over_a_file_found_in_a_named_folder_is_refused(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "model.py").write_text(BAD_FORWARD)
+    result = run_in_process("check", "-o", "pkg/model.py", ".", cwd=project)
+    _refused_as_input(result, "pkg/model.py")
+    assert (project / "pkg" / "model.py").read_text() == BAD_FORWARD
+
+
+def test_a_report_beside_the_inputs_that_no_walk_finds_is_written(project: Path) -> None:
+    (project / "build").mkdir()  # excluded by default
+    for output in ("report.txt", "build/report.py"):
+        result = run_in_process("check", "-o", output, ".", cwd=project)
+        assert result.returncode == 1, result.stderr
+        assert FINDING in (project / output).read_text()
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_report_over_the_stdin_filename_is_refused(project: Path, exists: bool) -> None:
+    name = "net.py" if exists else "new.py"
+    result = run("check", "--stdin-filename", name, "-o", name, "-", cwd=project, input=BAD_FORWARD)
+    _refused_as_input(result, name)
+    assert (project / "net.py").read_text() == BAD_FORWARD and not (project / "new.py").exists()
+
+
+def test_verify_refuses_a_report_over_a_target_file(project: Path) -> None:
+    (project / "targets.py").write_text("def torchlint_targets():\n    return []\n")
+    for target in ("targets.py", "targets.py::model", "."):
+        result = run_in_process("verify", "-o", "targets.py", target, cwd=project)
+        _refused_as_input(result, "targets.py")
+    assert (project / "targets.py").read_text().startswith("def torchlint_targets")
 
 
 @pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])

@@ -86,6 +86,17 @@ def _writable_report(ctx: click.Context, param: click.Parameter, path: Path | No
     return path
 
 
+def _refuse_an_input(output_file: Path, named: list[str], resolver: ConfigResolver, force_exclude: bool) -> None:
+    """`-o` naming one of the files checked would replace its source with the report."""
+    from torchlint.inputs import is_input
+
+    if is_input(output_file, named, resolver, force_exclude=force_exclude):
+        raise click.BadParameter(
+            f"'{output_file}' is one of the files checked; the report would overwrite it",
+            param_hint="'-o' / '--output-file'",
+        )
+
+
 _report_file_option = click.option(
     "-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), callback=_writable_report,
     help="Write the report to this file instead of stdout.",
@@ -162,6 +173,9 @@ def check(
         if show_regions:
             _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd, where)
             return
+        if output_file is not None:
+            named = ([stdin_filename] if stdin_filename else []) if from_stdin else list(paths or (".",))
+            _refuse_an_input(output_file, named, resolver, force_exclude)
         keep_sources = output_format == "full"
         root = resolver.for_path(cwd)
         unsafe = bool(root.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
@@ -495,6 +509,11 @@ def verify_command(
         # as click's context object.
         pool = (caller or {}).get("verify_pool")
         resolver = ConfigResolver(explicit=config_path)
+        if output_file is not None:
+            from torchlint.verify.targets import parse_target_argument
+
+            named = [str(parse_target_argument(target)[0]) for target in targets]
+            _refuse_an_input(output_file, named, resolver, force_exclude=False)
         if fix:
             from torchlint.verify.fix_run import verify_fix
 
