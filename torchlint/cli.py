@@ -300,7 +300,10 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if result.problem is not None:
         errors.append(FileError(filename or "-", result.problem))
     if diff:
-        click.echo(_unified_diff(original, result.text, display_path(filename, cwd) if filename else "-"), nl=False)
+        from torchlint.unified_diff import unified_diff
+
+        name = display_path(filename, cwd) if filename else "-"
+        click.echo(unified_diff(data, _on_disk(result.text, data), os.fsencode(name)), nl=False)
     else:
         sys.stdout.buffer.write(encode_source(result.text, data))
         sys.stdout.flush()
@@ -317,16 +320,33 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     sys.exit(EXIT_FINDINGS if (fixed if diff else left) else EXIT_CLEAN)
 
 
-def _unified_diff(before: str, after: str, shown: str) -> str:
-    import difflib
+def _on_disk(text: str, original: bytes) -> bytes:
+    """``text`` as the file that held ``original`` would hold it: its encoding, its byte
+    order mark."""
+    from torchlint.source import SourceError, encode_source
 
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), shown, shown))
+    try:
+        return encode_source(text, original)
+    except (SourceError, UnicodeError):
+        return text.encode("utf-8", "surrogateescape")
+
+
+def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
+    from torchlint.source import SourceError, read_bytes
+    from torchlint.unified_diff import unified_diff
+
+    try:
+        original = read_bytes(Path(path))
+    except SourceError:
+        original = before.encode("utf-8", "surrogateescape")  # gone since: its cookie still tells
+    name = os.fsencode(display_path(path, cwd))
+    return unified_diff(_on_disk(before, original), _on_disk(after, original), name)
 
 
 def _report_diff(fixed, cwd: Path) -> None:
     """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
     for path, (before, after) in sorted(fixed.changed.items()):
-        click.echo(_unified_diff(before, after, display_path(path, cwd)), nl=False)
+        click.echo(_file_diff(path, before, after, cwd), nl=False)
     _echo_errors(fixed.errors, cwd)
     done = fixed.fixed_count
     click.echo(f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.", err=True)
