@@ -1,6 +1,6 @@
 """`--diff` gives what `patch` applies: the files it gives are the ones `--fix` writes,
 whatever the files hold (characters `str.splitlines` takes for line ends, other line
-endings, no final newline, another encoding)."""
+endings, no final newline, another encoding), and a file it could not check is an error."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BAD_FORWARD
+from helpers import BAD_FORWARD, without_root_privileges
 
 COMMAND = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--unsafe-fixes"]
 
@@ -72,3 +72,21 @@ def test_patch_applies_the_diff_of_a_buffer(tmp_path: Path) -> None:
         assert applied.returncode == 0, name + applied.stdout.decode()
         assert (tmp_path / name).read_bytes() == fixed.stdout, name
 
+
+def test_diff_reports_the_files_it_could_not_check(tmp_path: Path) -> None:
+    (tmp_path / "net.py").write_text(BAD_FORWARD)
+    (tmp_path / "binary.py").write_bytes(b"x = 1\0\n")
+    locked = tmp_path / "locked.py"
+    locked.write_text(BAD_FORWARD)
+    locked.chmod(0)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    result = subprocess.run(
+        [*without_root_privileges(), *COMMAND, "--diff", "binary.py", "locked.py", "net.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert result.returncode == 2, result.stderr
+    errors = result.stderr.splitlines()
+    assert "error: binary.py: binary file (contains NUL bytes)" in errors
+    assert "error: locked.py: permission denied" in errors
+    assert "Would fix 1 finding. 2 files could not be checked." in errors
+    assert result.stdout.startswith("--- net.py\n")

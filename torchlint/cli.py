@@ -344,13 +344,17 @@ def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
 
 
 def _report_diff(fixed, cwd: Path) -> None:
-    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
+    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one, 2 when a
+    file could not be checked."""
     for path, (before, after) in sorted(fixed.changed.items()):
         click.echo(_file_diff(path, before, after, cwd), nl=False)
-    _echo_errors(fixed.errors, cwd)
+    errors = fixed.check.all_errors + fixed.errors
+    _echo_errors(errors, cwd)
     done = fixed.fixed_count
-    click.echo(f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.", err=True)
-    if fixed.errors:
+    unchecked = len({error.path for error in errors})
+    failed = f" {counted(unchecked, 'file')} could not be checked." if unchecked else ""
+    click.echo((f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.") + failed, err=True)
+    if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
 
