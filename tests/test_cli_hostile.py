@@ -3,7 +3,9 @@ options, killed and interrupted runs. Each runs the real `torchlint` process."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -244,3 +246,61 @@ def test_a_file_python_compiles_but_libcst_cannot_parse_is_an_error_not_a_syntax
     assert "TL901" not in result.stdout and FINDING in result.stdout
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: strings.py:")]
     assert "could not be checked: Python compiles it, but libcst cannot parse it" in line
+
+
+# --- file names that are not UTF-8 ------------------------------------------------------
+
+# Python keeps the byte 0xe9 of such a name as the lone surrogate U+DCE9, which no
+# strict encoder takes; a report shows it as \xe9.
+ODD_NAME = b"caf\xe9.py"
+
+
+@pytest.fixture
+def odd_names(project: Path) -> Path:
+    try:
+        (project / os.fsdecode(ODD_NAME)).write_text(BAD_FORWARD)
+    except (OSError, UnicodeError):
+        pytest.skip("the file system takes only UTF-8 names")
+    (project / os.fsdecode(b"bin\xe9.py")).write_bytes(b"x = 1\0\n")
+    return project
+
+
+def _strict_run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # As under a UTF-8 locale other than C: stdout refuses what is not UTF-8.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    env["PYTHONIOENCODING"] = "utf-8:strict"
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("output_format", ["concise", "full", "json", "github", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(odd_names: Path, output_format: str) -> None:
+    result = _strict_run("check", "--no-cache", "--output-format", output_format, ".", cwd=odd_names)
+    stdout, stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
+    assert result.returncode == 2, stderr
+    assert "internal error" not in stderr
+    assert "error: bin\\xe9.py: binary file (contains NUL bytes)" in stderr.splitlines()
+    if output_format == "json":
+        found = {Path(finding["filename"]).name for finding in json.loads(stdout)}
+        assert found == {"caf\\xe9.py", "net.py"}
+    elif output_format == "sarif":
+        results = json.loads(stdout)["runs"][0]["results"]
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+        assert uris == {"caf%E9.py", "net.py"}
+    else:
+        assert "caf\\xe9.py:7:9" in stdout and "net.py:7:9" in stdout
+
+
+def test_a_report_file_takes_a_name_that_is_not_utf8(odd_names: Path) -> None:
+    result = _strict_run("check", "--no-cache", "-o", "report.txt", ".", cwd=odd_names)
+    assert result.returncode == 2 and b"internal error" not in result.stderr
+    assert "caf\\xe9.py:7:9: TL101" in (odd_names / "report.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs the `patch` program")
+def test_a_diff_names_a_file_by_its_own_bytes(odd_names: Path) -> None:
+    result = _strict_run("check", "--no-cache", "--unsafe-fixes", "--diff", os.fsdecode(ODD_NAME), cwd=odd_names)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(b"--- " + ODD_NAME + b"\n+++ " + ODD_NAME + b"\n")
+    applied = subprocess.run(["patch", "-p0", "--batch"], cwd=odd_names, input=result.stdout, capture_output=True, timeout=60)
+    assert applied.returncode == 0, applied.stderr
+    assert b"is_compiling()" in (odd_names / os.fsdecode(ODD_NAME)).read_bytes()

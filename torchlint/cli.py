@@ -20,7 +20,7 @@ from torchlint.cache import cache_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.diagnostic import FileError
 from torchlint.reporters import FORMATS, ReportContext, render
-from torchlint.reporters.paths import display_path
+from torchlint.reporters.paths import display_path, os_path, readable
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.selection import SelectorError, validate
 
@@ -213,6 +213,8 @@ def check(
             # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
             context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
             report = render(output_format, diagnostics, context)
+        # A message may name a file whose name is not UTF-8, which no strict stream takes.
+        report = readable(report)
         if output_file is not None:
             output_file.write_text(report, encoding="utf-8")
         elif report:
@@ -302,7 +304,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if diff:
         from torchlint.unified_diff import unified_diff
 
-        name = display_path(filename, cwd) if filename else "-"
+        name = os_path(filename, cwd) if filename else "-"
         click.echo(unified_diff(data, _on_disk(result.text, data), os.fsencode(name)), nl=False)
     else:
         sys.stdout.buffer.write(encode_source(result.text, data))
@@ -339,7 +341,7 @@ def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
         original = read_bytes(Path(path))
     except SourceError:
         original = before.encode("utf-8", "surrogateescape")  # gone since: its cookie still tells
-    name = os.fsencode(display_path(path, cwd))
+    name = os.fsencode(os_path(path, cwd))
     return unified_diff(_on_disk(before, original), _on_disk(after, original), name)
 
 
