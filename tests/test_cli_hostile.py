@@ -304,3 +304,34 @@ def test_a_diff_names_a_file_by_its_own_bytes(odd_names: Path) -> None:
     applied = subprocess.run(["patch", "-p0", "--batch"], cwd=odd_names, input=result.stdout, capture_output=True, timeout=60)
     assert applied.returncode == 0, applied.stderr
     assert b"is_compiling()" in (odd_names / os.fsdecode(ODD_NAME)).read_bytes()
+
+
+# --- a file whose folder cannot be listed ----------------------------------------
+
+def test_a_buffer_named_in_a_missing_folder_is_checked_with_the_settings_above(project: Path) -> None:
+    result = run("check", "--stdin-filename", "newdir/deeper/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(f"{os.path.join('newdir', 'deeper', 'x.py')}:7:9: TL101")
+    fixed = run("check", "--fix", "--unsafe-fixes", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert fixed.returncode == 0 and "torch.compiler.is_compiling()" in fixed.stdout, fixed.stderr
+    regions = run("check", "--show-regions", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert regions.returncode == 0 and "Net.forward" in regions.stdout, regions.stderr
+    (project / "torchlint.toml").write_text('ignore = ["TL101"]\n')
+    ignored = run("check", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert ignored.returncode == 0 and ignored.stdout == "", ignored.stderr
+
+
+def test_a_named_file_in_a_folder_that_cannot_be_listed_is_checked(project: Path) -> None:
+    folder = project / "hidden"
+    folder.mkdir()
+    (folder / "net.py").write_text(BAD_FORWARD)
+    folder.chmod(0o111)  # entered, not listed: the files beside the named one stay unknown
+    try:
+        result = subprocess.run(
+            [*without_root_privileges(), *COMMAND, "check", "--no-cache", "hidden/net.py"],
+            cwd=project, capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(os.path.join("hidden", "net.py") + ":7:9: TL101")
