@@ -335,3 +335,74 @@ def test_a_named_file_in_a_folder_that_cannot_be_listed_is_checked(project: Path
         folder.chmod(0o755)
     assert result.returncode == 1, result.stderr
     assert result.stdout.startswith(os.path.join("hidden", "net.py") + ":7:9: TL101")
+
+
+# --- configuration files that cannot be read -------------------------------------------------
+
+DEEP_ARRAY = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_TABLE = "a = " + "{b = " * 5000 + "}" * 5000 + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "option"),
+    [
+        ("pyproject.toml", "[tool.torchlint]\n" + DEEP_ARRAY, False),
+        ("torchlint.toml", DEEP_TABLE, False),
+        ("deep.toml", DEEP_ARRAY, True),
+    ],
+)
+def test_a_configuration_nested_too_deeply_is_invalid_toml(project: Path, name: str, text: str, option: bool) -> None:
+    (project / name).write_text(text)
+    result = run_in_process("check", *(["--config", name] if option else []), "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {project / name}: invalid TOML: nested too deeply"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tool = 1\n", None),  # another tool's business, not a torchlint table
+        ('select = ["TL1"]\n# \udcff\n', "invalid TOML: not UTF-8: invalid start byte at offset 19"),
+    ],
+)
+def test_a_configuration_with_odd_contents_is_read_or_named(project: Path, text: str, message: str | None) -> None:
+    name = "pyproject.toml" if message is None else "torchlint.toml"
+    (project / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = run_in_process("check", "net.py", cwd=project)
+    if message is None:
+        assert result.returncode == 1 and FINDING in result.stdout, result.stderr
+    else:
+        assert result.returncode == 2
+        assert result.stderr.strip() == f"error: {project / name}: {message}"
+
+
+def _run_briefly(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A run that must end soon: one that waits on a named pipe fails the test, not hangs it."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=30, env=env)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (os.mkfifo, "not a regular file (a named pipe)"),
+        (os.mkdir, "is a directory"),
+    ],
+)
+def test_a_named_configuration_that_is_no_file_says_what_it_is(project: Path, make, message: str) -> None:
+    make(project / "odd.toml")
+    result = _run_briefly("check", "--config", "odd.toml", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {project / 'odd.toml'}: cannot read configuration: {message}"
+
+
+def test_an_unreadable_configuration_says_why(project: Path) -> None:
+    config = project / "torchlint.toml"
+    config.write_text('select = ["TL1"]\n')
+    config.chmod(0)
+    result = subprocess.run(
+        [*without_root_privileges(), *COMMAND, "check", "net.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {config}: cannot read configuration: permission denied"
