@@ -406,3 +406,15 @@ def test_an_unreadable_configuration_says_why(project: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {config}: cannot read configuration: permission denied"
+
+
+@pytest.mark.parametrize("pipe", ["pyproject.toml", "torchlint.toml", "pkg/.gitignore", ".git/info/exclude"])
+def test_a_named_pipe_among_the_files_that_steer_a_run_is_not_waited_on(project: Path, pipe: str) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "model.py").write_text(BAD_FORWARD)
+    (project / ".git" / "info").mkdir(parents=True)
+    os.mkfifo(project / pipe)
+    for named in (".", "net.py", "pkg/model.py"):
+        result = _run_briefly("check", named, cwd=project)
+        assert result.returncode == 1, result.stderr
+        assert "7:9: TL101" in result.stdout
