@@ -418,3 +418,45 @@ def test_a_named_pipe_among_the_files_that_steer_a_run_is_not_waited_on(project:
         result = _run_briefly("check", named, cwd=project)
         assert result.returncode == 1, result.stderr
         assert "7:9: TL101" in result.stdout
+
+
+# --- report files that cannot take the report --------------------------------------------------
+
+def test_a_report_into_a_named_pipe_nobody_reads_is_an_error_not_a_wait(project: Path) -> None:
+    os.mkfifo(project / "report.txt")
+    result = _run_briefly("check", "-o", "report.txt", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == "error: report.txt: cannot write the report: no process reads the named pipe"
+
+
+def test_a_report_into_a_named_pipe_that_is_read_is_written(project: Path) -> None:
+    os.mkfifo(project / "report.txt")
+    # Opened without blocking, this test is the reader the run finds when it opens the pipe.
+    reader = os.open(project / "report.txt", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        process = subprocess.Popen([*COMMAND, "check", "-o", "report.txt", "net.py"], cwd=project,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        received, deadline = b"", time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ended = process.poll() is not None
+            try:
+                chunk = os.read(reader, 65536)
+            except BlockingIOError:
+                chunk = b""
+            received += chunk
+            if ended and not chunk:
+                break
+            time.sleep(0 if chunk else 0.02)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        os.close(reader)
+    assert process.returncode == 1, stderr
+    assert FINDING in received.decode()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_report_file_that_cannot_take_the_report_is_an_error(project: Path) -> None:
+    result = run("check", "-o", "/dev/full", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert "error: /dev/full: cannot write the report: No space left on device" in result.stderr.splitlines()
+    assert "Found 1 finding in 1 file." in result.stderr.splitlines()

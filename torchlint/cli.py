@@ -204,6 +204,7 @@ def check(
     diagnostics = run.diagnostics
     errors = run.all_errors + (fixed.errors if fixed is not None else [])
     _echo_errors(errors, cwd)
+    unwritten = False
     if fix_only:
         diagnostics = []  # nothing but the count is reported
     else:
@@ -216,14 +217,14 @@ def check(
         # A message may name a file whose name is not UTF-8, which no strict stream takes.
         report = readable(report)
         if output_file is not None:
-            output_file.write_text(report, encoding="utf-8")
+            unwritten = not _write_report(report, output_file)
         elif report:
             click.echo(report, nl=False)
     if show_fixes and fixed is not None:
         _echo_fixed(fixed, cwd)
     if not quiet:
         _summary(diagnostics, errors, fixed, unsafe, fix_only)
-    if errors:
+    if errors or unwritten:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
@@ -466,11 +467,22 @@ def show_rule(code: str) -> None:
     click.echo(page_text(rule), nl=False)
 
 
-def _write_report(report: str, output_file: Path | None) -> None:
-    if output_file is not None:
-        output_file.write_text(report, encoding="utf-8")
-    else:
+def _write_report(report: str, output_file: Path) -> bool:
+    """Write the report to ``output_file``; False, with an error line, where it cannot be."""
+    from torchlint.report_file import write_report
+
+    problem = write_report(report, output_file)
+    if problem is not None:
+        click.echo(f"error: {readable(str(output_file))}: cannot write the report: {problem}", err=True)
+    return problem is None
+
+
+def _verify_report(report: str, output_file: Path | None) -> None:
+    report = readable(report)
+    if output_file is None:
         click.echo(report, nl=False)
+    elif not _write_report(report, output_file):
+        sys.exit(EXIT_ERROR)
 
 
 def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
@@ -553,7 +565,7 @@ def verify_command(
         from torchlint.verify import fix_report
 
         report = _as_json(fix_report.as_json(fixed)) if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
-        _write_report(report, output_file)
+        _verify_report(report, output_file)
         sys.exit(fixed.exit_code)
     from torchlint.verify.report import as_json, as_text
 
@@ -561,7 +573,7 @@ def verify_command(
         report = _as_json(as_json(comparison, settings))
     else:
         report = as_text(comparison, settings, Path.cwd())
-    _write_report(report, output_file)
+    _verify_report(report, output_file)
     if comparison.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if comparison.agrees else EXIT_FINDINGS)
