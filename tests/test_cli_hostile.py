@@ -3,7 +3,9 @@ options, killed and interrupted runs. Each runs the real `torchlint` process."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BAD_FORWARD, without_root_privileges
+from helpers import BAD_FORWARD, run_in_process, without_root_privileges
 
 FINDING = "net.py:7:9: TL101"
 COMMAND = [sys.executable, "-m", "torchlint"]
@@ -89,6 +91,56 @@ def test_report_file_in_a_missing_folder_is_a_usage_error_before_the_run(project
     assert result.returncode == 2
     assert "does not exist" in result.stderr and "internal error" not in result.stderr
     assert result.stdout == "" and "Found" not in result.stderr
+
+
+# --- a report written over an input ------------------------------------------------------
+
+def _refused_as_input(result, name: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert f"'{name}' is one of the files checked" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("spelling", ["net.py", "./net.py", "{folder}/net.py", "link.txt", "hard.txt"])
+def test_a_report_over_a_named_file_is_refused_before_anything_is_written(project: Path, spelling: str) -> None:
+    (project / "link.txt").symlink_to("net.py")
+    os.link(project / "net.py", project / "hard.txt")
+    output = spelling.format(folder=project)
+    result = run_in_process("check", "--fix", "--unsafe-fixes", "-o", output, "net.py", cwd=project)
+    _refused_as_input(result, str(Path(output)))
+    assert (project / "net.py").read_text() == BAD_FORWARD
+
+
+def test_a_report_over_a_file_found_in_a_named_folder_is_refused(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "model.py").write_text(BAD_FORWARD)
+    result = run_in_process("check", "-o", "pkg/model.py", ".", cwd=project)
+    _refused_as_input(result, "pkg/model.py")
+    assert (project / "pkg" / "model.py").read_text() == BAD_FORWARD
+
+
+def test_a_report_beside_the_inputs_that_no_walk_finds_is_written(project: Path) -> None:
+    (project / "build").mkdir()  # excluded by default
+    for output in ("report.txt", "build/report.py"):
+        result = run_in_process("check", "-o", output, ".", cwd=project)
+        assert result.returncode == 1, result.stderr
+        assert FINDING in (project / output).read_text()
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_report_over_the_stdin_filename_is_refused(project: Path, exists: bool) -> None:
+    name = "net.py" if exists else "new.py"
+    result = run("check", "--stdin-filename", name, "-o", name, "-", cwd=project, input=BAD_FORWARD)
+    _refused_as_input(result, name)
+    assert (project / "net.py").read_text() == BAD_FORWARD and not (project / "new.py").exists()
+
+
+def test_verify_refuses_a_report_over_a_target_file(project: Path) -> None:
+    (project / "targets.py").write_text("def torchlint_targets():\n    return []\n")
+    for target in ("targets.py", "targets.py::model", "."):
+        result = run_in_process("verify", "-o", "targets.py", target, cwd=project)
+        _refused_as_input(result, "targets.py")
+    assert (project / "targets.py").read_text().startswith("def torchlint_targets")
 
 
 @pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])
@@ -194,3 +246,217 @@ def test_a_file_python_compiles_but_libcst_cannot_parse_is_an_error_not_a_syntax
     assert "TL901" not in result.stdout and FINDING in result.stdout
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: strings.py:")]
     assert "could not be checked: Python compiles it, but libcst cannot parse it" in line
+
+
+# --- file names that are not UTF-8 ------------------------------------------------------
+
+# Python keeps the byte 0xe9 of such a name as the lone surrogate U+DCE9, which no
+# strict encoder takes; a report shows it as \xe9.
+ODD_NAME = b"caf\xe9.py"
+
+
+@pytest.fixture
+def odd_names(project: Path) -> Path:
+    try:
+        (project / os.fsdecode(ODD_NAME)).write_text(BAD_FORWARD)
+    except (OSError, UnicodeError):
+        pytest.skip("the file system takes only UTF-8 names")
+    (project / os.fsdecode(b"bin\xe9.py")).write_bytes(b"x = 1\0\n")
+    return project
+
+
+def _strict_run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # As under a UTF-8 locale other than C: stdout refuses what is not UTF-8.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    env["PYTHONIOENCODING"] = "utf-8:strict"
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("output_format", ["concise", "full", "json", "github", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(odd_names: Path, output_format: str) -> None:
+    result = _strict_run("check", "--no-cache", "--output-format", output_format, ".", cwd=odd_names)
+    stdout, stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
+    assert result.returncode == 2, stderr
+    assert "internal error" not in stderr
+    assert "error: bin\\xe9.py: binary file (contains NUL bytes)" in stderr.splitlines()
+    if output_format == "json":
+        found = {Path(finding["filename"]).name for finding in json.loads(stdout)}
+        assert found == {"caf\\xe9.py", "net.py"}
+    elif output_format == "sarif":
+        results = json.loads(stdout)["runs"][0]["results"]
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+        assert uris == {"caf%E9.py", "net.py"}
+    else:
+        assert "caf\\xe9.py:7:9" in stdout and "net.py:7:9" in stdout
+
+
+def test_a_report_file_takes_a_name_that_is_not_utf8(odd_names: Path) -> None:
+    result = _strict_run("check", "--no-cache", "-o", "report.txt", ".", cwd=odd_names)
+    assert result.returncode == 2 and b"internal error" not in result.stderr
+    assert "caf\\xe9.py:7:9: TL101" in (odd_names / "report.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs the `patch` program")
+def test_a_diff_names_a_file_by_its_own_bytes(odd_names: Path) -> None:
+    result = _strict_run("check", "--no-cache", "--unsafe-fixes", "--diff", os.fsdecode(ODD_NAME), cwd=odd_names)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(b"--- " + ODD_NAME + b"\n+++ " + ODD_NAME + b"\n")
+    applied = subprocess.run(["patch", "-p0", "--batch"], cwd=odd_names, input=result.stdout, capture_output=True, timeout=60)
+    assert applied.returncode == 0, applied.stderr
+    assert b"is_compiling()" in (odd_names / os.fsdecode(ODD_NAME)).read_bytes()
+
+
+# --- a file whose folder cannot be listed ----------------------------------------
+
+def test_a_buffer_named_in_a_missing_folder_is_checked_with_the_settings_above(project: Path) -> None:
+    result = run("check", "--stdin-filename", "newdir/deeper/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(f"{os.path.join('newdir', 'deeper', 'x.py')}:7:9: TL101")
+    fixed = run("check", "--fix", "--unsafe-fixes", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert fixed.returncode == 0 and "torch.compiler.is_compiling()" in fixed.stdout, fixed.stderr
+    regions = run("check", "--show-regions", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert regions.returncode == 0 and "Net.forward" in regions.stdout, regions.stderr
+    (project / "torchlint.toml").write_text('ignore = ["TL101"]\n')
+    ignored = run("check", "--stdin-filename", "newdir/x.py", "-", cwd=project, input=BAD_FORWARD)
+    assert ignored.returncode == 0 and ignored.stdout == "", ignored.stderr
+
+
+def test_a_named_file_in_a_folder_that_cannot_be_listed_is_checked(project: Path) -> None:
+    folder = project / "hidden"
+    folder.mkdir()
+    (folder / "net.py").write_text(BAD_FORWARD)
+    folder.chmod(0o111)  # entered, not listed: the files beside the named one stay unknown
+    try:
+        result = subprocess.run(
+            [*without_root_privileges(), *COMMAND, "check", "--no-cache", "hidden/net.py"],
+            cwd=project, capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(os.path.join("hidden", "net.py") + ":7:9: TL101")
+
+
+# --- configuration files that cannot be read -------------------------------------------------
+
+DEEP_ARRAY = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_TABLE = "a = " + "{b = " * 5000 + "}" * 5000 + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "option"),
+    [
+        ("pyproject.toml", "[tool.torchlint]\n" + DEEP_ARRAY, False),
+        ("torchlint.toml", DEEP_TABLE, False),
+        ("deep.toml", DEEP_ARRAY, True),
+    ],
+)
+def test_a_configuration_nested_too_deeply_is_invalid_toml(project: Path, name: str, text: str, option: bool) -> None:
+    (project / name).write_text(text)
+    result = run_in_process("check", *(["--config", name] if option else []), "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {project / name}: invalid TOML: nested too deeply"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tool = 1\n", None),  # another tool's business, not a torchlint table
+        ('select = ["TL1"]\n# \udcff\n', "invalid TOML: not UTF-8: invalid start byte at offset 19"),
+    ],
+)
+def test_a_configuration_with_odd_contents_is_read_or_named(project: Path, text: str, message: str | None) -> None:
+    name = "pyproject.toml" if message is None else "torchlint.toml"
+    (project / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = run_in_process("check", "net.py", cwd=project)
+    if message is None:
+        assert result.returncode == 1 and FINDING in result.stdout, result.stderr
+    else:
+        assert result.returncode == 2
+        assert result.stderr.strip() == f"error: {project / name}: {message}"
+
+
+def _run_briefly(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A run that must end soon: one that waits on a named pipe fails the test, not hangs it."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=30, env=env)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (os.mkfifo, "not a regular file (a named pipe)"),
+        (os.mkdir, "is a directory"),
+    ],
+)
+def test_a_named_configuration_that_is_no_file_says_what_it_is(project: Path, make, message: str) -> None:
+    make(project / "odd.toml")
+    result = _run_briefly("check", "--config", "odd.toml", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {project / 'odd.toml'}: cannot read configuration: {message}"
+
+
+def test_an_unreadable_configuration_says_why(project: Path) -> None:
+    config = project / "torchlint.toml"
+    config.write_text('select = ["TL1"]\n')
+    config.chmod(0)
+    result = subprocess.run(
+        [*without_root_privileges(), *COMMAND, "check", "net.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {config}: cannot read configuration: permission denied"
+
+
+@pytest.mark.parametrize("pipe", ["pyproject.toml", "torchlint.toml", "pkg/.gitignore", ".git/info/exclude"])
+def test_a_named_pipe_among_the_files_that_steer_a_run_is_not_waited_on(project: Path, pipe: str) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "model.py").write_text(BAD_FORWARD)
+    (project / ".git" / "info").mkdir(parents=True)
+    os.mkfifo(project / pipe)
+    for named in (".", "net.py", "pkg/model.py"):
+        result = _run_briefly("check", named, cwd=project)
+        assert result.returncode == 1, result.stderr
+        assert "7:9: TL101" in result.stdout
+
+
+# --- report files that cannot take the report --------------------------------------------------
+
+def test_a_report_into_a_named_pipe_nobody_reads_is_an_error_not_a_wait(project: Path) -> None:
+    os.mkfifo(project / "report.txt")
+    result = _run_briefly("check", "-o", "report.txt", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == "error: report.txt: cannot write the report: no process reads the named pipe"
+
+
+def test_a_report_into_a_named_pipe_that_is_read_is_written(project: Path) -> None:
+    os.mkfifo(project / "report.txt")
+    # Opened without blocking, this test is the reader the run finds when it opens the pipe.
+    reader = os.open(project / "report.txt", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        process = subprocess.Popen([*COMMAND, "check", "-o", "report.txt", "net.py"], cwd=project,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        received, deadline = b"", time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ended = process.poll() is not None
+            try:
+                chunk = os.read(reader, 65536)
+            except BlockingIOError:
+                chunk = b""
+            received += chunk
+            if ended and not chunk:
+                break
+            time.sleep(0 if chunk else 0.02)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        os.close(reader)
+    assert process.returncode == 1, stderr
+    assert FINDING in received.decode()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_report_file_that_cannot_take_the_report_is_an_error(project: Path) -> None:
+    result = run("check", "-o", "/dev/full", "net.py", cwd=project)
+    assert result.returncode == 2
+    assert "error: /dev/full: cannot write the report: No space left on device" in result.stderr.splitlines()
+    assert "Found 1 finding in 1 file." in result.stderr.splitlines()

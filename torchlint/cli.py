@@ -20,7 +20,7 @@ from torchlint.cache import cache_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.diagnostic import FileError
 from torchlint.reporters import FORMATS, ReportContext, render
-from torchlint.reporters.paths import display_path
+from torchlint.reporters.paths import display_path, os_path, readable
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.selection import SelectorError, validate
 
@@ -84,6 +84,17 @@ def _writable_report(ctx: click.Context, param: click.Parameter, path: Path | No
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise click.BadParameter(f"'{path}' is not writable", param_hint="'-o' / '--output-file'")
     return path
+
+
+def _refuse_an_input(output_file: Path, named: list[str], resolver: ConfigResolver, force_exclude: bool) -> None:
+    """`-o` naming one of the files checked would replace its source with the report."""
+    from torchlint.inputs import is_input
+
+    if is_input(output_file, named, resolver, force_exclude=force_exclude):
+        raise click.BadParameter(
+            f"'{output_file}' is one of the files checked; the report would overwrite it",
+            param_hint="'-o' / '--output-file'",
+        )
 
 
 _report_file_option = click.option(
@@ -162,6 +173,9 @@ def check(
         if show_regions:
             _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd, where)
             return
+        if output_file is not None:
+            named = ([stdin_filename] if stdin_filename else []) if from_stdin else list(paths or (".",))
+            _refuse_an_input(output_file, named, resolver, force_exclude)
         keep_sources = output_format == "full"
         root = resolver.for_path(cwd)
         unsafe = bool(root.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
@@ -190,6 +204,7 @@ def check(
     diagnostics = run.diagnostics
     errors = run.all_errors + (fixed.errors if fixed is not None else [])
     _echo_errors(errors, cwd)
+    unwritten = False
     if fix_only:
         diagnostics = []  # nothing but the count is reported
     else:
@@ -199,15 +214,17 @@ def check(
             # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
             context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
             report = render(output_format, diagnostics, context)
+        # A message may name a file whose name is not UTF-8, which no strict stream takes.
+        report = readable(report)
         if output_file is not None:
-            output_file.write_text(report, encoding="utf-8")
+            unwritten = not _write_report(report, output_file)
         elif report:
             click.echo(report, nl=False)
     if show_fixes and fixed is not None:
         _echo_fixed(fixed, cwd)
     if not quiet:
         _summary(diagnostics, errors, fixed, unsafe, fix_only)
-    if errors:
+    if errors or unwritten:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
@@ -286,7 +303,10 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if result.problem is not None:
         errors.append(FileError(filename or "-", result.problem))
     if diff:
-        click.echo(_unified_diff(original, result.text, display_path(filename, cwd) if filename else "-"), nl=False)
+        from torchlint.unified_diff import unified_diff
+
+        name = os_path(filename, cwd) if filename else "-"
+        click.echo(unified_diff(data, _on_disk(result.text, data), os.fsencode(name)), nl=False)
     else:
         sys.stdout.buffer.write(encode_source(result.text, data))
         sys.stdout.flush()
@@ -303,20 +323,41 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     sys.exit(EXIT_FINDINGS if (fixed if diff else left) else EXIT_CLEAN)
 
 
-def _unified_diff(before: str, after: str, shown: str) -> str:
-    import difflib
+def _on_disk(text: str, original: bytes) -> bytes:
+    """``text`` as the file that held ``original`` would hold it: its encoding, its byte
+    order mark."""
+    from torchlint.source import SourceError, encode_source
 
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), shown, shown))
+    try:
+        return encode_source(text, original)
+    except (SourceError, UnicodeError):
+        return text.encode("utf-8", "surrogateescape")
+
+
+def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
+    from torchlint.source import SourceError, read_bytes
+    from torchlint.unified_diff import unified_diff
+
+    try:
+        original = read_bytes(Path(path))
+    except SourceError:
+        original = before.encode("utf-8", "surrogateescape")  # gone since: its cookie still tells
+    name = os.fsencode(os_path(path, cwd))
+    return unified_diff(_on_disk(before, original), _on_disk(after, original), name)
 
 
 def _report_diff(fixed, cwd: Path) -> None:
-    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one."""
+    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one, 2 when a
+    file could not be checked."""
     for path, (before, after) in sorted(fixed.changed.items()):
-        click.echo(_unified_diff(before, after, display_path(path, cwd)), nl=False)
-    _echo_errors(fixed.errors, cwd)
+        click.echo(_file_diff(path, before, after, cwd), nl=False)
+    errors = fixed.check.all_errors + fixed.errors
+    _echo_errors(errors, cwd)
     done = fixed.fixed_count
-    click.echo(f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.", err=True)
-    if fixed.errors:
+    unchecked = len({error.path for error in errors})
+    failed = f" {counted(unchecked, 'file')} could not be checked." if unchecked else ""
+    click.echo((f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.") + failed, err=True)
+    if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
 
@@ -426,11 +467,22 @@ def show_rule(code: str) -> None:
     click.echo(page_text(rule), nl=False)
 
 
-def _write_report(report: str, output_file: Path | None) -> None:
-    if output_file is not None:
-        output_file.write_text(report, encoding="utf-8")
-    else:
+def _write_report(report: str, output_file: Path) -> bool:
+    """Write the report to ``output_file``; False, with an error line, where it cannot be."""
+    from torchlint.report_file import write_report
+
+    problem = write_report(report, output_file)
+    if problem is not None:
+        click.echo(f"error: {readable(str(output_file))}: cannot write the report: {problem}", err=True)
+    return problem is None
+
+
+def _verify_report(report: str, output_file: Path | None) -> None:
+    report = readable(report)
+    if output_file is None:
         click.echo(report, nl=False)
+    elif not _write_report(report, output_file):
+        sys.exit(EXIT_ERROR)
 
 
 def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
@@ -495,6 +547,11 @@ def verify_command(
         # as click's context object.
         pool = (caller or {}).get("verify_pool")
         resolver = ConfigResolver(explicit=config_path)
+        if output_file is not None:
+            from torchlint.verify.targets import parse_target_argument
+
+            named = [str(parse_target_argument(target)[0]) for target in targets]
+            _refuse_an_input(output_file, named, resolver, force_exclude=False)
         if fix:
             from torchlint.verify.fix_run import verify_fix
 
@@ -508,7 +565,7 @@ def verify_command(
         from torchlint.verify import fix_report
 
         report = _as_json(fix_report.as_json(fixed)) if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
-        _write_report(report, output_file)
+        _verify_report(report, output_file)
         sys.exit(fixed.exit_code)
     from torchlint.verify.report import as_json, as_text
 
@@ -516,7 +573,7 @@ def verify_command(
         report = _as_json(as_json(comparison, settings))
     else:
         report = as_text(comparison, settings, Path.cwd())
-    _write_report(report, output_file)
+    _verify_report(report, output_file)
     if comparison.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if comparison.agrees else EXIT_FINDINGS)

@@ -131,20 +131,30 @@ def _read_toml(path: Path) -> dict[str, Any]:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
 
+    from torchlint.source import SourceError, read_bytes
+
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        # Only a regular file is read: a named pipe would be waited on.
+        data = read_bytes(path)
+    except SourceError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8: {exc.reason} at offset {exc.start}") from None
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except RecursionError:
+        # tomllib reads nested arrays and inline tables by recursion.
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def _torchlint_table(path: Path) -> tuple[dict[str, Any], str] | None:
     """The torchlint table of a configuration file and how to name it, or None."""
     document = _read_toml(path)
     if path.name == "pyproject.toml":
-        table = document.get("tool", {}).get("torchlint")
+        tools = document.get("tool", {})
+        table = tools.get("torchlint") if isinstance(tools, dict) else None
         if table is None:
             return None
         if not isinstance(table, dict):
@@ -184,7 +194,7 @@ def _validate_selectors(values: dict[str, Any], where: str) -> None:
 def load_config(path: Path) -> Settings:
     """Settings from one named file; a pyproject.toml without our table gives defaults."""
     path = path.resolve()
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: configuration file not found")
     found = _torchlint_table(path)
     if found is None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from torchlint.config import ConfigResolver, Settings
 from torchlint.diagnostic import FileError
-from torchlint.source import not_a_regular_file, os_error_cause
+from torchlint.source import SourceError, not_a_regular_file, os_error_cause, read_bytes
 
 if TYPE_CHECKING:
     from pathspec.pattern import Pattern
@@ -302,9 +302,9 @@ class _GitIgnores:
     def _patterns(self, path: str) -> _PatternSet | None:
         if path not in self._files:
             try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
+                # Only a regular file is read: a named pipe would be waited on.
+                data = read_bytes(Path(path))
+            except SourceError:
                 self._files[path] = None
             else:
                 text = data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")

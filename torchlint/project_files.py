@@ -155,6 +155,15 @@ def _walk(searched: list[Path], resolver: ConfigResolver) -> tuple[list[Path], L
     return found.files, listing
 
 
+def _files_in(folder: Path) -> list[Path]:
+    """The Python files directly in ``folder``; none where it cannot be listed, such as the
+    folder of an editor's buffer that is yet to be made."""
+    try:
+        return sorted(path for path in folder.iterdir() if path.suffix in (".py", ".pyi") and path.is_file())
+    except OSError:
+        return []
+
+
 def other_project_files(
     named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver, known: Listing | None = None
 ) -> tuple[list[Path], Listing | None]:
@@ -173,7 +182,7 @@ def other_project_files(
         if _whole_tree(root, resolver):
             searched.append(root)
         else:
-            searched.extend(sorted(path for path in root.iterdir() if path.suffix in (".py", ".pyi") and path.is_file()))
+            searched.extend(_files_in(root))
     listing = known.refreshed() if known is not None and known.searched == tuple(map(str, searched)) else None
     if listing is not None:
         found = [Path(path) for path in listing.files]

@@ -61,6 +61,11 @@ def not_a_regular_file(mode: int) -> str | None:
 
 
 def read_source(path: Path) -> str:
+    return decode_source(read_bytes(path))
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file; SourceError naming the cause for anything else."""
     try:
         # Opened without blocking, so a named pipe is refused instead of waited on.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -78,7 +83,7 @@ def read_source(path: Path) -> str:
         raise SourceError(os_error_cause(error)) from None
     finally:
         os.close(descriptor)
-    return decode_source(data)
+    return data
 
 
 def decode_source(data: bytes) -> str:

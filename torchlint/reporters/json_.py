@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from torchlint.diagnostic import Diagnostic, Fix, Location
+from torchlint.reporters.paths import readable
 
 if TYPE_CHECKING:
     from torchlint.reporters import ReportContext
@@ -21,7 +22,7 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "cell": None,
         "code": diagnostic.code,
         "end_location": location_to_json(diagnostic.end_location),
-        "filename": diagnostic.path,
+        "filename": readable(diagnostic.path),
         "fix": _fix_to_json(diagnostic.fix),
         "location": location_to_json(diagnostic.location),
         "message": diagnostic.message,

@@ -22,9 +22,30 @@ def relative_to_cwd(path: str, cwd: Path) -> PurePath | None:
 
 
 def display_path(path: str, cwd: Path) -> str:
-    """Relative to ``cwd`` when under it, else the absolute path; "-" stays "-"."""
+    """Relative to ``cwd`` when under it, else the absolute path; "-" stays "-". Printable:
+    see `readable`."""
+    return readable(os_path(path, cwd))
+
+
+def os_path(path: str, cwd: Path) -> str:
+    """`display_path` as the operating system spells it, for a program to open (a diff's
+    header): the bytes of a name that is not UTF-8 kept as they are."""
     relative = relative_to_cwd(path, cwd)
     return path if relative is None else str(relative)
+
+
+def readable(text: str) -> str:
+    """``text`` that any stream or file takes: a name's bytes that are not UTF-8, which
+    Python keeps as lone surrogates, are shown as \\xNN."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file name gives: shown as \\udNNN
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _spellings(cwd: Path) -> list[Path]:

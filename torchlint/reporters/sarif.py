@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -114,10 +115,11 @@ def _physical(artifact: dict[str, str], start: Location, end: Location) -> dict[
 
 
 def artifact_location(path: str, cwd: Path) -> dict[str, str]:
-    """A URI relative to %SRCROOT% for files under cwd, else an absolute file URI."""
+    """A URI relative to %SRCROOT% for files under cwd, else an absolute file URI; either
+    percent-encodes the name's bytes, UTF-8 or not."""
     relative = relative_to_cwd(path, cwd)
     if relative is not None:
-        return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+        return {"uri": quote(os.fsencode(relative.as_posix())), "uriBaseId": SRCROOT}
     if path == STDIN:
         return {"uri": STDIN}
     return {"uri": Path(path).absolute().as_uri()}
