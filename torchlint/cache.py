@@ -1,8 +1,9 @@
 """What earlier runs worked out, kept on disk so an unchanged file is never analysed twice.
 
 Every entry is the result of a pure step (a file's outline and findings, the project's
-solved facts) under a key that hashes everything the step reads: torchlint's own code, the
-file's bytes, its settings and what the project told it. A hit is therefore the step's
+solved facts) under a key that hashes everything the step reads: torchlint's own code and
+the torch, Python and libcst it runs with, the file's bytes, its settings and what the
+project told it. A hit is therefore the step's
 answer, never a guess. The entries one run used are written back as one file per project
 root, by a temporary file and a rename, so a reader sees the old file or the new one and
 two concurrent runs cannot interleave. A file that does not check out (truncated,
@@ -17,12 +18,14 @@ import enum
 import hashlib
 import io
 import pickle
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torchlint
 from torchlint.atomic_write import atomic_file
+from torchlint.profile import distribution_version, installed_torch_version
 
 DEFAULT_FOLDER = ".torchlint_cache"
 
@@ -81,6 +84,16 @@ def code_fingerprint() -> str:
     return digest(torchlint.__version__, stamps)
 
 
+def environment_fingerprint() -> str:
+    """What torchlint reads of the environment it runs in, besides the settings: the
+    installed torch (rules hold for some releases only, and `target-torch` defaults to it),
+    the Python (its standard library's module names are never the project's) and libcst
+    (which parses). Like torchlint's code, it names a cache folder of its own: an upgrade of
+    any of them never meets the entries of before."""
+    python = (sys.implementation.name, *sys.version_info[:2])
+    return digest(code_fingerprint(), installed_torch_version(), python, distribution_version("libcst"))
+
+
 def cache_folder(option: Path | None, root: Path) -> Path:
     """`--cache-dir` (or $TORCHLINT_CACHE_DIR), else `.torchlint_cache` in ``root``."""
     return option if option is not None else root / DEFAULT_FOLDER
@@ -101,7 +114,7 @@ class Cache:
 
     def __init__(self, folder: Path | None, scope: str = "") -> None:
         self.folder = folder
-        self._file = folder / code_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
+        self._file = folder / environment_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
         # key -> (owner, pickled value); the owner is the file an entry is about ("" for the
         # project). Read on first use: a run that a record answers never reads it.
         self._entries: dict[str, tuple[str, bytes]] | None = None
