@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import BAD_FORWARD
+from helpers import BAD_FORWARD, without_root_privileges
 
 # Before torch 2.13 Dynamo deep-copies nothing, plain data included.
 DEEPCOPY = """\
@@ -72,3 +72,20 @@ def test_findings_follow_an_upgrade_of_torch(project: Path, tmp_path: Path, name
     assert DEEPCOPY_FINDING not in new.stdout, new.stderr
     back = torchlint(*named, cwd=project, env=_torch_installed(site, "2.11.0"))
     assert DEEPCOPY_FINDING in back.stdout
+
+
+# --- the files checked --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("named", [["locked.py", "net.py"], ["."], ["locked.py"]], ids=["named", "folder", "alone"])
+def test_a_file_made_unreadable_after_a_cached_run_is_an_error_as_without_the_cache(
+    project: Path, named: list[str]
+) -> None:
+    (project / "locked.py").write_text(BAD_FORWARD)
+    unprivileged = without_root_privileges()
+    assert torchlint(*named, cwd=project, prefix=unprivileged).returncode == 1
+    (project / "locked.py").chmod(0)
+    cached = torchlint(*named, cwd=project, prefix=unprivileged)
+    uncached = torchlint(*named, "--no-cache", cwd=project, prefix=unprivileged)
+    assert "error: locked.py: permission denied" in uncached.stderr.splitlines()
+    assert (cached.returncode, cached.stdout, cached.stderr) == (uncached.returncode, uncached.stdout, uncached.stderr)
