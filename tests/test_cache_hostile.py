@@ -89,3 +89,101 @@ def test_a_file_made_unreadable_after_a_cached_run_is_an_error_as_without_the_ca
     uncached = torchlint(*named, "--no-cache", cwd=project, prefix=unprivileged)
     assert "error: locked.py: permission denied" in uncached.stderr.splitlines()
     assert (cached.returncode, cached.stdout, cached.stderr) == (uncached.returncode, uncached.stdout, uncached.stderr)
+
+
+# --- the cache folder ---------------------------------------------------------------------
+
+
+def _same_as_without_cache(result: subprocess.CompletedProcess, project: Path, *args: str) -> None:
+    uncached = torchlint(*args, "--no-cache", cwd=project)
+    assert (result.returncode, result.stdout) == (uncached.returncode, uncached.stdout), result.stderr
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_default_cache_folder_that_is_a_symbolic_link_is_not_used(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".torchlint_cache").symlink_to(elsewhere)
+    result = torchlint(".", cwd=project)
+    assert "warning: .torchlint_cache is a symbolic link; the cache is not used" in result.stderr.splitlines()
+    _same_as_without_cache(result, project, ".")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_default_cache_folder_that_is_a_file_is_not_used(project: Path) -> None:
+    (project / ".torchlint_cache").write_text("not a folder\n")
+    result = torchlint(".", cwd=project)
+    assert "warning: .torchlint_cache is not a folder; the cache is not used" in result.stderr.splitlines()
+    _same_as_without_cache(result, project, ".")
+    assert (project / ".torchlint_cache").read_text() == "not a folder\n"
+
+
+def test_a_cache_folder_named_by_the_user_is_where_its_link_leads(project: Path, tmp_path: Path) -> None:
+    """The user chose the folder: a link to it is followed, and what is inside is checked
+    as in any other."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    first = torchlint(".", "--cache-dir", str(tmp_path / "link"), cwd=project)
+    assert "warning" not in first.stderr
+    _same_as_without_cache(first, project, ".")
+    assert (tmp_path / "link").is_symlink() and list(real.glob("*/*.pickle"))
+    written = _contents(real)
+    again = torchlint(".", "--cache-dir", str(tmp_path / "link"), cwd=project)
+    assert again.stdout == first.stdout and _contents(real) == written
+
+
+def test_markers_that_are_links_are_replaced_not_written_through(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file\n")
+    folder = project / ".torchlint_cache"
+    folder.mkdir()
+    (folder / ".gitignore").symlink_to(outside)
+    (folder / "CACHEDIR.TAG").symlink_to(tmp_path / "missing.txt")
+    _same_as_without_cache(torchlint(".", cwd=project), project, ".")
+    assert outside.read_text() == "the user's file\n" and not (tmp_path / "missing.txt").exists()
+    for marker in (".gitignore", "CACHEDIR.TAG"):
+        assert not (folder / marker).is_symlink() and (folder / marker).is_file()
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def _fingerprint_folder(project: Path) -> Path:
+    (found,) = [path for path in (project / ".torchlint_cache").iterdir() if path.is_dir()]
+    return found
+
+
+def test_a_fingerprint_folder_that_is_a_link_is_neither_read_nor_written_through(project: Path, tmp_path: Path) -> None:
+    torchlint(".", cwd=project)
+    inside = _fingerprint_folder(project)
+    outside = tmp_path / "outside"
+    inside.rename(outside)
+    inside.symlink_to(outside)
+    before = _contents(outside)
+    (project / "net.py").write_text(BAD_FORWARD.replace("x.shape", "x.dtype"))
+    _same_as_without_cache(torchlint(".", cwd=project), project, ".")
+    assert _contents(outside) == before
+    assert not inside.is_symlink() and list(inside.glob("*.pickle"))
+
+
+@pytest.mark.parametrize("suffix", [".pickle", ".record"])
+def test_a_named_pipe_in_place_of_a_cache_file_is_not_waited_on(project: Path, suffix: str) -> None:
+    torchlint(".", cwd=project)
+    (cache_file,) = _fingerprint_folder(project).glob(f"*{suffix}")
+    cache_file.unlink()
+    os.mkfifo(cache_file)
+    _same_as_without_cache(torchlint(".", cwd=project, timeout=30), project, ".")
+
+
+@pytest.mark.parametrize("suffix", [".pickle", ".record"])
+def test_a_cache_file_that_is_a_link_is_not_read_through(project: Path, tmp_path: Path, suffix: str) -> None:
+    torchlint(".", cwd=project)
+    (cache_file,) = _fingerprint_folder(project).glob(f"*{suffix}")
+    cache_file.unlink()
+    # Read through, the link would wait on the pipe.
+    os.mkfifo(tmp_path / "pipe")
+    cache_file.symlink_to(tmp_path / "pipe")
+    _same_as_without_cache(torchlint(".", cwd=project, timeout=30), project, ".")
+    assert (tmp_path / "pipe").exists() and not cache_file.is_symlink()
