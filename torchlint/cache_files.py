@@ -21,15 +21,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+# Where names cannot be looked up from a folder's descriptor, or opened without following
+# a link (Windows), the cache is not used.
+AVAILABLE = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _NONBLOCK
+_READ = os.O_RDONLY | _NOFOLLOW | _NONBLOCK
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
 
 
 @contextlib.contextmanager
 def open_folder(path: Path, create: bool = False) -> Iterator[int]:
     """A descriptor of the folder ``path``, made (with its parents) when missing and
     ``create``. A link there is not followed (OSError): it is not the caller's to replace."""
+    if not AVAILABLE:
+        raise OSError(errno.ENOTSUP, "no safe way to open the cache's files here", str(path))
     try:
         descriptor = os.open(path, _FOLDER)
     except FileNotFoundError:

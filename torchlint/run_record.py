@@ -64,7 +64,7 @@ def file_content(path: Path, known: FileRecord | None) -> tuple[str | None, Stam
     something that is not a regular file, is an error as it is without the cache."""
     try:
         # Opened without blocking: a named pipe is refused instead of waited on.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None, None
     try:
