@@ -1,28 +1,35 @@
 """What earlier runs worked out, kept on disk so an unchanged file is never analysed twice.
 
 Every entry is the result of a pure step (a file's outline and findings, the project's
-solved facts) under a key that hashes everything the step reads: torchlint's own code, the
-file's bytes, its settings and what the project told it. A hit is therefore the step's
+solved facts) under a key that hashes everything the step reads: torchlint's own code and
+the torch, Python and libcst it runs with, the file's bytes, its settings and what the
+project told it. A hit is therefore the step's
 answer, never a guess. The entries one run used are written back as one file per project
 root, by a temporary file and a rename, so a reader sees the old file or the new one and
 two concurrent runs cannot interleave. A file that does not check out (truncated,
 corrupted, written by another version, or holding anything but torchlint's own data
-classes) is ignored.
+classes) is ignored, and so is anything in the cache folder that is not a plain file or
+folder (`cache_files`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import hashlib
 import io
+import os
 import pickle
+import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torchlint
-from torchlint.atomic_write import atomic_file
+from torchlint.cache_files import is_regular, open_folder, open_subfolder, read_regular, replaced
+from torchlint.profile import distribution_version, installed_torch_version
 
 DEFAULT_FOLDER = ".torchlint_cache"
 
@@ -33,6 +40,7 @@ _CACHEDIR_TAG = (
     "# This file is a cache directory tag created by torchlint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+_MARKERS = ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG))
 # Only these may be rebuilt from a cache file: a pickle naming anything else is foreign.
 _TRUSTED_MODULES = ("torchlint.",)
 _TRUSTED_BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")}
@@ -81,9 +89,36 @@ def code_fingerprint() -> str:
     return digest(torchlint.__version__, stamps)
 
 
+def environment_fingerprint() -> str:
+    """What torchlint reads of the environment it runs in, besides the settings: the
+    installed torch (rules hold for some releases only, and `target-torch` defaults to it),
+    the Python (its standard library's module names are never the project's) and libcst
+    (which parses). Like torchlint's code, it names a cache folder of its own: an upgrade of
+    any of them never meets the entries of before."""
+    python = (sys.implementation.name, *sys.version_info[:2])
+    return digest(code_fingerprint(), installed_torch_version(), python, distribution_version("libcst"))
+
+
 def cache_folder(option: Path | None, root: Path) -> Path:
-    """`--cache-dir` (or $TORCHLINT_CACHE_DIR), else `.torchlint_cache` in ``root``."""
-    return option if option is not None else root / DEFAULT_FOLDER
+    """`--cache-dir` (or $TORCHLINT_CACHE_DIR), else `.torchlint_cache` in ``root``.
+
+    A folder the user named is taken where it leads: a link to a folder elsewhere is their
+    choice, so it is followed, here and only here. What is inside is checked as in the
+    default folder."""
+    return Path(os.path.realpath(option)) if option is not None else root / DEFAULT_FOLDER
+
+
+def refused_folder(folder: Path) -> str | None:
+    """Why the default cache folder is not used: it is a symbolic link (committed with a
+    repository, it would send the cache, and the markers that keep git and backups away
+    from it, wherever it points) or not a folder at all. None for a folder, or none yet."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except OSError:
+        return None  # made when first written, or not written at all
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    return None if stat.S_ISDIR(mode) else "is not a folder"
 
 
 class _TrustedUnpickler(pickle.Unpickler):
@@ -101,7 +136,9 @@ class Cache:
 
     def __init__(self, folder: Path | None, scope: str = "") -> None:
         self.folder = folder
-        self._file = folder / code_fingerprint()[:16] / f"{digest(scope)[:16]}.pickle" if folder is not None else None
+        # The subfolder of this torchlint and environment, and the name of the project's files in it
+        self._subfolder = environment_fingerprint()[:16] if folder is not None else ""
+        self._name = digest(scope)[:16]
         # key -> (owner, pickled value); the owner is the file an entry is about ("" for the
         # project). Read on first use: a run that a record answers never reads it.
         self._entries: dict[str, tuple[str, bytes]] | None = None
@@ -116,41 +153,52 @@ class Cache:
 
     @property
     def enabled(self) -> bool:
-        return self._file is not None
+        return self.folder is not None
 
     @property
     def _stored(self) -> dict[str, tuple[str, bytes]]:
         if self._entries is None:
-            self._entries = self._read() if self._file is not None else {}
+            self._entries = self._read() if self.folder is not None else {}
         return self._entries
 
-    def _record_file(self, key: str) -> Path:
-        return self._file.with_name(f"{self._file.stem}-{key[:16]}.record")
+    def _record_file(self, key: str) -> str:
+        return f"{self._name}-{key[:16]}.record"
+
+    def _read_file(self, name: str) -> bytes:
+        """The file ``name`` of the subfolder; nothing when it is missing or is not
+        a plain file."""
+        try:
+            with open_folder(self.folder) as top, open_subfolder(top, self._subfolder) as folder:
+                return read_regular(folder, name)
+        except OSError:
+            return b""
+
+    @contextlib.contextmanager
+    def _writing(self, name: str) -> Iterator[BinaryIO]:
+        """A new file ``name`` in the subfolder, made with the cache folder and its markers."""
+        with open_folder(self.folder, create=True) as top:
+            _mark(top)
+            with open_subfolder(top, self._subfolder, create=True) as folder, replaced(folder, name) as stream:
+                yield stream
 
     def record(self, key: str) -> Any | None:
         """The value ``write_record`` last kept under ``key``, from a file of its own: small,
         so reading it does not cost reading every entry of the project."""
-        if self._file is None:
+        if self.folder is None:
             return None
         if key not in self._records:
-            try:
-                data = self._record_file(key).read_bytes()
-            except OSError:
-                data = b""
-            body = _checked_body(data)
+            body = _checked_body(self._read_file(self._record_file(key)))
             self._records[key] = _trusted_load(body.tobytes()) if body is not None else None
         return self._records[key]
 
     def write_record(self, key: str, value: object) -> None:
         """Keep ``value`` under ``key`` at once, by a temporary file and a rename; skipped
         silently when it cannot be written, as the cache is."""
-        if self._file is None:
+        if self.folder is None:
             return
         try:
             data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            _prepare(self.folder)
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self._record_file(key)) as stream:
+            with self._writing(self._record_file(key)) as stream:
                 stream.write(_MAGIC)
                 stream.write(data)
                 stream.write(hashlib.blake2b(data, digest_size=_DIGEST_SIZE).digest())
@@ -176,7 +224,7 @@ class Cache:
         return {owner for owner, _ in self._used.values()}
 
     def put(self, key: str, value: object, owner: str) -> None:
-        if self._file is not None:
+        if self.folder is not None:
             self._used[key] = (owner, value)
             self._put.add(key)
 
@@ -194,11 +242,7 @@ class Cache:
             yield key, owner, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if fresh else stored[1]
 
     def _read(self) -> dict[str, tuple[str, bytes]]:
-        try:
-            data = self._file.read_bytes()
-        except OSError:
-            return {}
-        body = _checked_body(data)
+        body = _checked_body(self._read_file(f"{self._name}.pickle"))
         if body is None:
             return {}
         entries = {}
@@ -220,14 +264,12 @@ class Cache:
         """Write the entries worth keeping, one record at a time (a project's cache is tens
         of megabytes); a cache that cannot be written is skipped silently: it only ever
         saves time."""
-        if self._file is None:
+        if self.folder is None:
             return
         if not self._put and not self._drops_stale():
             return
         try:
-            _prepare(self.folder)
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self._file) as stream:
+            with self._writing(f"{self._name}.pickle") as stream:
                 stream.write(_MAGIC)
                 hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
                 for record in self._kept():
@@ -263,11 +305,11 @@ def _trusted_load(data: bytes | io.BytesIO) -> Any | None:
         return None
 
 
-def _prepare(folder: Path) -> None:
-    """The cache folder with what tells git and backup tools to leave it alone."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-        marker = folder / name
-        if not marker.exists():
-            with atomic_file(marker) as stream:
+def _mark(folder: int) -> None:
+    """What tells git and backup tools to leave the cache folder alone. A marker found as
+    anything but a plain file (a link to a file elsewhere) is replaced; one that cannot be
+    (a folder of that name) is left out."""
+    for name, text in _MARKERS:
+        if not is_regular(folder, name):
+            with contextlib.suppress(OSError), replaced(folder, name) as stream:
                 stream.write(text.encode("utf-8"))

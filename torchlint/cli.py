@@ -16,7 +16,7 @@ import click
 
 from torchlint import __version__
 from torchlint.wording import counted
-from torchlint.cache import cache_folder
+from torchlint.cache import cache_folder, refused_folder
 from torchlint.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.diagnostic import FileError
 from torchlint.reporters import FORMATS, ReportContext, render
@@ -169,7 +169,7 @@ def check(
         if show_files:
             _show_files(paths or (".",), resolver, force_exclude, cwd)
             return
-        where = {"whole_project": not no_project, "cache_dir": None if no_cache else cache_folder(cache_dir, resolver.for_path(cwd).root)}
+        where = {"whole_project": not no_project, "cache_dir": None if no_cache else _cache_dir(cache_dir, resolver.for_path(cwd).root, cwd)}
         if show_regions:
             _show_regions(paths or (".",), resolver, force_exclude, jobs, from_stdin, stdin_filename, cwd, where)
             return
@@ -227,6 +227,16 @@ def check(
     if errors or unwritten:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _cache_dir(option: Path | None, root: Path, cwd: Path) -> Path | None:
+    """Where the cache is kept; None, with a warning, when the default folder is not one to use."""
+    folder = cache_folder(option, root)
+    refused = refused_folder(folder) if option is None else None
+    if refused is not None:
+        click.echo(f"warning: {display_path(str(folder), cwd)} {refused}; the cache is not used", err=True)
+        return None
+    return folder
 
 
 def _echo_errors(errors, cwd: Path) -> None:

@@ -76,10 +76,10 @@ def parse_version(text: str | None) -> TorchVersion | None:
 @lru_cache(maxsize=1)
 def installed_torch_version() -> TorchVersion | None:
     """The installed torch's version from its distribution metadata: torch is not imported."""
-    return parse_version(_distribution_version("torch"))
+    return parse_version(distribution_version("torch"))
 
 
-def _distribution_version(name: str) -> str | None:
+def distribution_version(name: str) -> str | None:
     """What `importlib.metadata.version` answers, found as it finds it (the first entry of
     `sys.path` that holds the distribution's metadata folder) without importing it: that
     import costs a one-file run more than the rest of its start-up together."""

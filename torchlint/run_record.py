@@ -11,7 +11,11 @@ pre-commit and editor case (one file edited inside a function) is then one file'
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from torchlint.project_files import Listing, Stamp, stamp_of
 from torchlint.semantic.project import ProjectFacts
@@ -22,7 +26,7 @@ from torchlint.semantic.project import ProjectFacts
 #   ("naming", key of the names searched for, whether the text names one)
 #   ("lint", cache key of the facts it was linted with, digest of what its kinds tell the project)
 Step = tuple[str, object, object]
-__all__ = ["FileRecord", "RunRecord", "Stamp", "Step", "stamp_of"]
+__all__ = ["FileRecord", "RunRecord", "Stamp", "Step", "content_hash", "file_content", "stamp_of"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +51,32 @@ class RunRecord:
 
     def with_files(self, changed: dict[str, FileRecord], listing: Listing | None) -> RunRecord:
         return replace(self, files={**self.files, **changed}, listing=listing)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=32).hexdigest()
+
+
+def file_content(path: Path, known: FileRecord | None) -> tuple[str | None, Stamp | None]:
+    """A hash of the file's bytes and its stamp when they were read; (None, None) when it
+    cannot be read. Where ``known`` has the same stamp, its hash stands and the bytes are
+    not read; the file is still opened, so one made unreadable since, or replaced by
+    something that is not a regular file, is an error as it is without the cache."""
+    try:
+        # Opened without blocking: a named pipe is refused instead of waited on.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None, None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return None, None
+        stamp = (status.st_mtime_ns, status.st_size, status.st_ino)
+        if known is not None and known.stamp == stamp:
+            return known.content, stamp
+        with open(descriptor, "rb", closefd=False) as handle:
+            return content_hash(handle.read()), stamp
+    except OSError:
+        return None, None
+    finally:
+        os.close(descriptor)

@@ -4,7 +4,6 @@ Every per-file step and every solve is looked up in the cache first."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +25,7 @@ from torchlint.engine import (
     lint_text,
 )
 from torchlint.reporters.paths import display_path
-from torchlint.run_record import FileRecord, RunRecord, Stamp, Step, stamp_of
+from torchlint.run_record import FileRecord, RunRecord, Stamp, Step, content_hash, file_content
 from torchlint.semantic.dynamo_config import merge
 from torchlint.semantic.outline import FileOutline
 from torchlint.project_files import Listing, other_project_files, project_roots
@@ -412,18 +411,10 @@ class _Memo:
         key = str(path)
         if key not in self._content:
             text = self.texts.get(key)
-            stamp = stamp_of(path) if text is None else None
-            known = self.known.get(key)
-            if stamp is not None and known is not None and known.stamp == stamp:
-                self._content[key] = known.content
+            if text is not None:
+                self._content[key], self._stamps[key] = content_hash(text.encode("utf-8", "surrogatepass")), None
             else:
-                try:
-                    data = text.encode("utf-8", "surrogatepass") if text is not None else path.read_bytes()
-                except OSError:
-                    self._content[key] = None
-                else:
-                    self._content[key] = hashlib.blake2b(data, digest_size=32).hexdigest()
-            self._stamps[key] = stamp
+                self._content[key], self._stamps[key] = file_content(path, self.known.get(key))
         return self._content[key]
 
     def record(self, path: Path, settings: Settings, steps: Sequence[Step]) -> FileRecord | None:
