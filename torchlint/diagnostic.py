@@ -100,3 +100,6 @@ class FileResult:
     errors: list[FileError] = field(default_factory=list)
     # Source lines, kept only where a reporter shows excerpts.
     source: str | None = None
+    # The hash of the bytes the findings were made from (None where they could not be read):
+    # `--fix` edits a file only while it still holds those bytes.
+    content: str | None = None

@@ -25,7 +25,7 @@ Stamp = tuple[int, int, int]
 # file system's clock, leaving its time as it was: it is looked at again next time.
 _RECENT_NS = 2_000_000_000
 # Stands for a stamp too recent to vouch for anything: it never matches.
-_UNTRUSTED: Stamp = (0, -1, 0)
+UNTRUSTED_STAMP: Stamp = (0, -1, 0)
 
 
 def stamp_of(path: str | Path) -> Stamp | None:
@@ -109,7 +109,7 @@ class Listing:
                 except OSError:
                     return None
             folders.append((folder, _trusted_time(current, now), names))
-        if any(stamp == _UNTRUSTED or _steering_stamp(path, now) != stamp for path, stamp in self.steering):
+        if any(stamp == UNTRUSTED_STAMP or _steering_stamp(path, now) != stamp for path, stamp in self.steering):
             return None
         return Listing(self.searched, self.files, tuple(folders), self.steering)
 
@@ -118,13 +118,18 @@ def _trusted_time(modified: int, now: int) -> int | None:
     return None if modified > now - _RECENT_NS else modified
 
 
+def trusted_stamp(stamp: Stamp) -> Stamp:
+    """``stamp``, or one that never matches where it is too recent to vouch for the file."""
+    return UNTRUSTED_STAMP if _trusted_time(stamp[0], time.time_ns()) is None else stamp
+
+
 def _steering_stamp(path: str, now: int) -> Stamp | None:
     """A steering file's stamp; only whether it exists for `.git`, whose folder every git
     command touches."""
     if os.path.basename(path) == ".git":
         return (0, 0, 0) if os.path.lexists(path) else None
     stamp = stamp_of(path)
-    return _UNTRUSTED if stamp is not None and _trusted_time(stamp[0], now) is None else stamp
+    return UNTRUSTED_STAMP if stamp is not None and _trusted_time(stamp[0], now) is None else stamp
 
 
 def _steering_files(roots: Sequence[Path], folders: Iterable[tuple[str, int, tuple[str, ...]]]) -> list[str]:

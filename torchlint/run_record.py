@@ -17,7 +17,7 @@ import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from torchlint.project_files import Listing, Stamp, stamp_of
+from torchlint.project_files import Listing, Stamp, stamp_of, trusted_stamp
 from torchlint.semantic.project import ProjectFacts
 
 # One step of a file: (what it is, what it was given, what it gave back)
@@ -75,7 +75,9 @@ def file_content(path: Path, known: FileRecord | None) -> tuple[str | None, Stam
         if known is not None and known.stamp == stamp:
             return known.content, stamp
         with open(descriptor, "rb", closefd=False) as handle:
-            return content_hash(handle.read()), stamp
+            # A file saved this recently may be saved again within the same tick of the file
+            # system's clock, with the same size: its stamp vouches for nothing next time.
+            return content_hash(handle.read()), trusted_stamp(stamp)
     except OSError:
         return None, None
     finally:

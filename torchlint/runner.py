@@ -31,7 +31,7 @@ from torchlint.semantic.outline import FileOutline
 from torchlint.project_files import Listing, other_project_files, project_roots
 from torchlint.semantic.project import ProjectFacts, ProjectIndex, SolvedProject
 from torchlint.semantic.regions import RegionLine
-from torchlint.source import SourceError, decode_source, read_source
+from torchlint.source import SourceError, decode_source, read_bytes
 from torchlint.workers import Workers
 
 _T = TypeVar("_T")
@@ -88,22 +88,36 @@ def check_text(
     return _guarded(path, lint)
 
 
-def _read(path: Path, text: str | None) -> str | FileError:
+def text_content(text: str) -> str:
+    """The content hash of a text that stands in for a file (an editor's buffer, a fix)."""
+    return content_hash(text.encode("utf-8", "surrogatepass"))
+
+
+def _read(path: Path, text: str | None) -> tuple[str | FileError, str | None]:
+    """The text a step works on (or why there is none) and the hash of the bytes it was read
+    from (None when none could be read): a step's result is kept under the hash of the very
+    bytes it read, never of an earlier read."""
     if text is not None:
-        return text
+        return text, text_content(text)
     try:
-        return read_source(path)
+        data = read_bytes(path)
     except SourceError as error:
-        return FileError(str(path), str(error))
+        return FileError(str(path), str(error)), None
+    try:
+        return decode_source(data), content_hash(data)
+    except SourceError as error:
+        return FileError(str(path), str(error)), content_hash(data)
 
 
 def check_file(
     path: Path, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None, text: str | None = None
 ) -> FileResult:
-    text = _read(path, text)
+    text, content = _read(path, text)
     if isinstance(text, FileError):
-        return FileResult(str(path), errors=[text])
-    return check_text(text, str(path), settings, keep_source, project)
+        return FileResult(str(path), errors=[text], content=content)
+    result = check_text(text, str(path), settings, keep_source, project)
+    result.content = content
+    return result
 
 
 # One file's work in a batch: the file, its settings, what the project tells about it, and
@@ -111,8 +125,12 @@ def check_file(
 _Item = tuple[Path, Settings, "ProjectFacts | None", "str | None"]
 
 
-def _check_batch(batch: list[_Item], keep_source: bool) -> list[FileResult]:
-    return [check_file(path, settings, keep_source, project, text) for path, settings, project, text in batch]
+def _check_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, str | None]]:
+    checked = []
+    for path, settings, project, text in batch:
+        result = check_file(path, settings, keep_source, project, text)
+        checked.append((result, result.content))
+    return checked
 
 
 def _analyze_file(
@@ -125,9 +143,9 @@ def _analyze_file(
     run_rules: bool = True,
 ) -> tuple[FileResult, FileOutline | None]:
     """Outline a file of a project for the project index and, with ``run_rules``, lint it."""
-    text = _read(path, text)
+    text, content = _read(path, text)
     if isinstance(text, FileError):
-        return FileResult(str(path), errors=[text]), None
+        return FileResult(str(path), errors=[text], content=content), None
     outline: list[FileOutline] = []
 
     def analyze() -> FileResult:
@@ -138,12 +156,13 @@ def _analyze_file(
         return FileResult(str(path), diagnostics, source=text if keep_source and diagnostics else None)
 
     result = _guarded(str(path), analyze)
+    result.content = content
     return result, (outline[0] if outline else None)
 
 
 def _outline_batch(
     batch: list[_Item], keep_source: bool, parse_always: bool, run_rules: bool
-) -> list[tuple[FileResult, FileOutline | None, str | None]]:
+) -> list[tuple[tuple[FileResult, FileOutline | None, str | None], str | None]]:
     """Each file's outline, with a digest of it (an edit that leaves the outline as it
     was, as most edits inside a function do, needs no new solve), and its findings: with
     ``run_rules``, those of its own view of what is compiled, which stand unless the
@@ -151,11 +170,11 @@ def _outline_batch(
     outlined = []
     for path, settings, project, text in batch:
         result, outline = _analyze_file(path, settings, project, keep_source, parse_always, text, run_rules)
-        outlined.append((result, outline, digest(outline) if outline is not None else None))
+        outlined.append(((result, outline, digest(outline) if outline is not None else None), result.content))
     return outlined
 
 
-def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult, tuple | None, str | None]]:
+def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[tuple[FileResult, tuple | None, str | None], str | None]]:
     """Lint with what the project tells each file, and what its kinds tell other files (with
     a digest): the kinds its calls pass, and which of its functions return tensors. The rest
     of its outline is what the project was solved from."""
@@ -163,7 +182,7 @@ def _lint_batch(batch: list[_Item], keep_source: bool) -> list[tuple[FileResult,
     for path, settings, project, text in batch:
         result, outline = _analyze_file(path, settings, project, keep_source, False, text)
         told = _kinds_told(outline) if outline is not None else None
-        linted.append((result, told, digest(told) if told is not None else None))
+        linted.append(((result, told, digest(told) if told is not None else None), result.content))
     return linted
 
 
@@ -173,15 +192,15 @@ def _kinds_told(outline: FileOutline) -> tuple:
     return (outline.passed, outline.tensor_returns, outline.breaking)
 
 
-def _dynamo_config_batch(batch: list[_Item]) -> list[dict]:
+def _dynamo_config_batch(batch: list[_Item]) -> list[tuple[dict, str | None]]:
     found = []
     for path, _, _, text in batch:
-        text = _read(path, text)
-        if isinstance(text, FileError):
-            found.append({})
+        source, content = _read(path, text)
+        if isinstance(source, FileError):
+            found.append(({}, content))
             continue
-        config = _per_file(str(path), lambda: dynamo_config_of(text))
-        found.append({} if isinstance(config, FileError) else config)
+        config = _per_file(str(path), lambda: dynamo_config_of(source))
+        found.append(({} if isinstance(config, FileError) else config, content))
     return found
 
 
@@ -202,8 +221,8 @@ def _describe(
 def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | Diagnostic]:
     described: list[list[RegionLine] | FileError | Diagnostic] = []
     for path, settings, project, text in batch:
-        text = _read(path, text)
-        described.append(text if isinstance(text, FileError) else _describe(text, str(path), settings, project))
+        source, _ = _read(path, text)
+        described.append(source if isinstance(source, FileError) else _describe(source, str(path), settings, project))
     return described
 
 
@@ -298,13 +317,21 @@ def check_files(
         memo = _Memo(workers, cache, texts)
         if len(everything) < 2:
             items = [(path, settings, None, texts.get(str(path))) for path, settings in work]
-            return memo.check(items, keep_sources)
-        record = _stored_record(cache, keep_sources)
-        memo.known = record.files if record is not None else {}
-        results = _replay(memo, record, [str(path) for path, _ in work], everything, keep_sources, listing)
-        if results is None:
-            results = _ProjectRun(everything, memo, keep_sources).final_results(record, listing)
+            results = {str(path): result for (path, _), result in zip(work, memo.check(items, keep_sources))}
+        else:
+            record = _stored_record(cache, keep_sources)
+            memo.known = record.files if record is not None else {}
+            results = _replay(memo, record, [str(path) for path, _ in work], everything, keep_sources, listing)
+            if results is None:
+                results = _ProjectRun(everything, memo, keep_sources).final_results(record, listing)
+    for path in memo.changed & results.keys():
+        results[path] = FileResult(path, errors=[FileError(path, CHANGED_DURING_RUN)])
     return [results[str(path)] for path, _ in work]
+
+
+# What is said of a file saved while it was being checked: what the run read of it was
+# not one version, so nothing it found is reported.
+CHANGED_DURING_RUN = "changed while it was being checked; check it again"
 
 
 def _record_key(keep_sources: bool) -> str:
@@ -312,9 +339,11 @@ def _record_key(keep_sources: bool) -> str:
     return digest("run-record", str(Path.cwd()), keep_sources)
 
 
-def _keep_record(cache: Cache, keep_sources: bool, record: RunRecord, stored: object) -> None:
-    """Replace the stored record, unless it already says the same (a warm run writes nothing)."""
-    if record != stored:
+def _keep_record(memo: _Memo, keep_sources: bool, record: RunRecord, stored: object) -> None:
+    """Replace the stored record, unless it already says the same (a warm run writes
+    nothing) or a file changed during the run (what it read is not one version)."""
+    cache = memo.cache
+    if record != stored and not memo.changed:
         cache.write_record(_record_key(keep_sources), record)
 
 
@@ -360,7 +389,8 @@ def _replay(
         if result is None or redone[path] is None:
             return None
         results[path] = result
-    _keep_record(memo.cache, keep_sources, record.with_files(redone, listing), record)
+    memo.changed |= uncached.changed
+    _keep_record(memo, keep_sources, record.with_files(redone, listing), record)
     return results
 
 
@@ -405,6 +435,9 @@ class _Memo:
         self._forms: dict[int, tuple[object, str]] = {}
         # what the last run recorded of each file: its hash holds while its stat is the same
         self.known: Mapping[str, FileRecord] = {}
+        # files whose bytes a step read were not those the run took them to be: saved while
+        # the run went on. Their results are not kept, and the run reports them.
+        self.changed: set[str] = set()
 
     def content(self, path: Path) -> str | None:
         """A hash of the file's bytes; None when it cannot be read (never cached)."""
@@ -412,7 +445,7 @@ class _Memo:
         if key not in self._content:
             text = self.texts.get(key)
             if text is not None:
-                self._content[key], self._stamps[key] = content_hash(text.encode("utf-8", "surrogatepass")), None
+                self._content[key], self._stamps[key] = text_content(text), None
             else:
                 self._content[key], self._stamps[key] = file_content(path, self.known.get(key))
         return self._content[key]
@@ -427,9 +460,19 @@ class _Memo:
         """The file's text, read once per run; None when it cannot be read or decoded."""
         key = str(path)
         if key not in self._texts:
-            text = _read(path, self.texts.get(key))
-            self._texts[key] = None if isinstance(text, FileError) else text
+            source, content = _read(path, self.texts.get(key))
+            self.content(path)
+            self._note_read(key, content)
+            self._texts[key] = None if isinstance(source, FileError) else source
         return self._texts[key]
+
+    def _note_read(self, path: str, read: str | None) -> bool:
+        """Whether what a step read of ``path`` is what the run's key says; if not, the
+        file changed during the run."""
+        if read == self._content.get(path):
+            return read is not None  # an unreadable file is as the run found it, and not kept
+        self.changed.add(path)
+        return False
 
     def key(self, step: str, path: Path, settings: Settings, *facts: object) -> str | None:
         if not self.cache.enabled:
@@ -453,10 +496,13 @@ class _Memo:
         found = [self.cache.get(key) if key is not None else None for key in keys]
         missing = [i for i, value in enumerate(found) if value is None]
         computed = self.workers.map(step, [items[i] for i in missing], *args) if missing else []
-        for i, value in zip(missing, computed):
+        for i, (value, read) in zip(missing, computed):
             found[i] = value
-            if keys[i] is not None:
-                self.cache.put(keys[i], value, str(items[i][0]))
+            path = str(items[i][0])
+            self.content(items[i][0])
+            # Kept only under the hash of the bytes the step itself read.
+            if self._note_read(path, read) and keys[i] is not None:
+                self.cache.put(keys[i], value, path)
         return found
 
     def check(self, items: list[_Item], keep_sources: bool) -> list[FileResult]:
@@ -615,7 +661,7 @@ class _ProjectRun:
                 return  # a file that could not be read is read again next time
             files[path] = record
         record = RunRecord(self.plain, files, self.namings, self.lint_facts, listing)
-        _keep_record(self.memo.cache, self.keep_sources, record, stored)
+        _keep_record(self.memo, self.keep_sources, record, stored)
 
     def _lint(self, paths: list[str]) -> bool:
         """Lint ``paths`` with what the project tells them; whether a call passes other kinds now."""
