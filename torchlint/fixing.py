@@ -9,19 +9,19 @@ compile is dropped for that file and reported, never written.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.atomic_write import atomic_file
 from torchlint.config import ConfigResolver, Settings
-from torchlint.diagnostic import Diagnostic, FileError
+from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.fix_edits import TextLines, splice_at
 from torchlint.line_map import original_line
 from torchlint.runner import CheckRun, check_files, check_paths
-from torchlint.source import SourceError, encode_source, read_source
+from torchlint.run_record import content_hash
+from torchlint.source import SourceError, decode_source, encode_source, read_bytes
+from torchlint.source_write import NotWritten, write_source
 
 # Passes over the same files: each may uncover fixes the one before could not apply.
 MAX_PASSES = 10
@@ -117,24 +117,27 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
     """The passes: ``check_texts`` checks the files with the fixed texts so far standing in
     for theirs on disk."""
     texts: dict[str, str] = {}
-    originals: dict[str, str] = {}
+    originals: dict[str, bytes] = {}
     fixed: dict[str, Counter] = {}
     applied: dict[str, list[tuple[int, str]]] = {}
     errors: list[FileError] = []
     refused: set[str] = set()
+    # each file's findings as it is on disk, for a file whose fixes are not written
+    found_first: dict[str, FileResult] = {}
     for _ in range(MAX_PASSES):
         check = check_texts(texts)
         progress = False
         for result in check.results:
             path = result.path
+            found_first.setdefault(path, result)
             if path in refused or not any(d.fix_applies(unsafe) for d in result.diagnostics):
                 continue
             current = texts.get(path)
             if current is None:
-                try:
-                    current = originals[path] = read_source(Path(path))
-                except SourceError:
-                    continue  # the check reported it
+                current = _as_checked(path, result, originals, errors)
+                if current is None:
+                    refused.add(path)
+                    continue
             new, done, problem = one_pass(current, result.diagnostics, unsafe, path)
             if problem is not None:
                 errors.append(FileError(path, problem))
@@ -144,21 +147,52 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
             texts[path] = new
             counts = fixed.setdefault(path, Counter())
             counts.update(d.code for d in done)
-            where = original_line(originals[path], current)
+            where = original_line(decode_source(originals[path]), current)
             applied.setdefault(path, []).extend((where(d.location.row), d.code) for d in done)
             progress = True
         if not progress:
             break
     else:
         check = check_texts(texts)
-    changed = {path: (originals[path], text) for path, text in texts.items()}
+    changed = {path: (decode_source(originals[path]), text) for path, text in texts.items()}
     run = FixRun(check, fixed, changed, errors, applied)
+    # A file saved while it was checked: its findings are of a text it no longer holds.
+    saved_meanwhile = {error.path for error in errors if error.message == CHANGED_WHILE_CHECKED}
+    run.check.results = [FileResult(r.path) if r.path in saved_meanwhile else r for r in run.check.results]
     if write:
-        for path, (_, text) in run.changed.items():
-            failure = write_fixed(Path(path), text)
+        for path, (_, text) in list(run.changed.items()):
+            failure = write_fixed(Path(path), text, originals[path])
             if failure is not None:
-                run.errors.append(FileError(path, f"fixes not written: {failure}"))
+                run.errors.append(FileError(path, failure))
+                _not_written(run, path, found_first[path])
     return run
+
+
+CHANGED_WHILE_CHECKED = "changed while it was being checked; not fixed"
+
+
+def _as_checked(path: str, result: FileResult, originals: dict[str, bytes], errors: list[FileError]) -> str | None:
+    """The text of ``path`` as the check that found ``result`` read it, its bytes kept in
+    ``originals``; None (with an error where it is not the check's own) where the file no
+    longer holds what was checked: fixes made for other text would land in the wrong places."""
+    try:
+        data = read_bytes(Path(path))
+        text = decode_source(data)
+    except SourceError:
+        return None  # the check reported it, or the next check will
+    if content_hash(data) != result.content:
+        errors.append(FileError(path, CHANGED_WHILE_CHECKED))
+        return None
+    originals[path] = data
+    return text
+
+
+def _not_written(run: FixRun, path: str, on_disk: FileResult) -> None:
+    """A file whose fixes were not written is reported as it is on disk."""
+    run.fixed.pop(path, None)
+    run.applied.pop(path, None)
+    run.changed.pop(path, None)
+    run.check.results = [on_disk if result.path == path else result for result in run.check.results]
 
 
 def compile_error(text: str, path: str) -> str | None:
@@ -169,15 +203,15 @@ def compile_error(text: str, path: str) -> str | None:
     return None
 
 
-def write_fixed(path: Path, text: str) -> str | None:
-    """Write ``text`` over the file in its own encoding and mode, whole or not at all."""
-    path = Path(os.path.realpath(path))  # through a symbolic link, not over it
+def write_fixed(path: Path, text: str, original: bytes) -> str | None:
+    """Write ``text`` over the file in the encoding of ``original``, if it still holds
+    ``original`` (see `source_write`); why not, where it is not written."""
     try:
-        original = path.read_bytes()
-        mode = os.stat(path).st_mode & 0o7777
         data = encode_source(text, original)
-        with atomic_file(path, mode) as stream:
-            stream.write(data)
-    except (OSError, SourceError, UnicodeError) as error:
-        return str(error)
+    except (SourceError, UnicodeError) as error:
+        return f"fixes not written: {error}"
+    try:
+        write_source(path, data, original)
+    except NotWritten as refusal:
+        return str(refusal)
     return None

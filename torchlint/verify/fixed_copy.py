@@ -87,7 +87,10 @@ def make_copy(fixed: Mapping[str, str], also: Iterable[Path], folder: Path) -> F
         original = Path(os.path.realpath(path))
         target = copy.copy_of(original)
         copy.originals[str(target)] = str(original)
-        failure = write_fixed(target, text)
+        try:
+            failure = write_fixed(target, text, target.read_bytes())
+        except OSError as error:
+            failure = str(error)
         if failure is not None:
             copy.errors.append(f"{path}: the fixed copy could not be written: {failure}")
     for path in also:
