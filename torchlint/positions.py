@@ -12,7 +12,7 @@ import bisect
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -210,6 +210,7 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
     spans: dict[int, tuple[int, int]] = {}
     left = set(wanted)
     seen: dict[tuple[str, str], int] = {}
+    headers: dict[tuple[str, str], list[int]] | None = None
     for statement in module.body:
         header = _header(statement)
         if header is not None:
@@ -222,7 +223,9 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
         if header is None:
             return None
         state = _regenerated(module, statement, wanted)
-        start = _place(parsed, "".join(state.tokens), _header_pattern(header), occurrence)
+        if headers is None:
+            headers = _header_lines(parsed.code)
+        start = _place(parsed, "".join(state.tokens), header, headers.get(header, ()), occurrence)
         if start is None:
             return None
         spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
@@ -231,36 +234,46 @@ def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[in
 
 
 def _header(statement: cst.BaseStatement) -> tuple[str, str] | None:
-    """(keyword, as a pattern; name) of a top-level `def` or `class`."""
+    """(keyword, name) of a top-level `def`, `async def` or `class`."""
     if isinstance(statement, cst.FunctionDef):
-        return ("def" if statement.asynchronous is None else r"async[ \t]+def", statement.name.value)
+        return ("def" if statement.asynchronous is None else "async def", statement.name.value)
     if isinstance(statement, cst.ClassDef):
         return ("class", statement.name.value)
     return None
 
 
-def _header_pattern(header: tuple[str, str]) -> re.Pattern:
-    """The header at the start of a line: what no other line of code starts with."""
-    keyword, name = header
-    return re.compile(rf"^{keyword}[ \t]+{re.escape(name)}\b", re.M)
+# A header at the start of a line: what no other line of code starts with.
+_HEADER_LINE = re.compile(r"^(?:(async)[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
 
 
-def _place(parsed: Parsed, regenerated: str, header: re.Pattern, occurrence: int) -> int | None:
+def _header_lines(code: str) -> dict[tuple[str, str], list[int]]:
+    """Where each (keyword, name) header starts a line of ``code``, in order: found in one
+    pass, however many statements are then placed."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for match in _HEADER_LINE.finditer(code):
+        found.setdefault(_as_header(match), []).append(match.start())
+    return found
+
+
+def _place(parsed: Parsed, regenerated: str, header: tuple[str, str], starts: Sequence[int], occurrence: int) -> int | None:
     """Where ``regenerated``, a top-level statement's code, starts in the module's code: its
-    header is the ``occurrence``-th line there that the header matches, and it starts as
-    many lines above that as it has lines before its header (comments, decorators)."""
-    own = header.search(regenerated)
-    matches = header.finditer(parsed.code)
-    found = None
-    for _ in range(occurrence):
-        found = next(matches, None)
-    if own is None or found is None:
+    header is the ``occurrence``-th line there that starts with ``header`` (``starts``), and
+    it starts as many lines above that as it has lines before its header (comments,
+    decorators)."""
+    own = next((m for m in _HEADER_LINE.finditer(regenerated) if _as_header(m) == header), None)
+    if own is None or occurrence > len(starts):
         return None
-    row = parsed.lines.row_index(found.start()) - len(LINE_END.findall(regenerated, 0, own.start()))
+    found = starts[occurrence - 1]
+    row = parsed.lines.row_index(found) - len(LINE_END.findall(regenerated, 0, own.start()))
     if row < 0:
         return None
     start = parsed.lines.line_start(row)
     return start if parsed.code.startswith(regenerated, start) else None
+
+
+def _as_header(match: re.Match) -> tuple[str, str]:
+    is_async, keyword, name = match.groups()
+    return (f"async {keyword}" if is_async else keyword, name)
 
 
 def header_end(statement: cst.CSTNode) -> cst.CSTNode | None:
