@@ -33,6 +33,26 @@ class Net(nn.Module):
 """
 
 
+class SharedLog:
+    """Values appended from this process or from the worker processes it starts (forked
+    with the spy that appends in place), read back in order of appending."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.write_text("")
+
+    def append(self, value: object) -> None:
+        # One write of one line with O_APPEND: lines from several processes never interleave.
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(descriptor, (json.dumps(value) + "\n").encode())
+        finally:
+            os.close(descriptor)
+
+    def values(self) -> list:
+        return [json.loads(line) for line in self.path.read_text().splitlines()]
+
+
 def dynamo_workers() -> int:
     """How many warm torch workers a module of dynamo tests keeps: one per core, at most four.
     Each costs a torch import and about 400 MB; past a few, they save less than they cost."""

@@ -21,7 +21,7 @@ from torchlint.config import ConfigResolver
 from torchlint.project_files import other_project_files
 from torchlint.runner import check_files
 
-from helpers import write
+from helpers import SharedLog, write
 
 MODEL = """\
 import torch
@@ -185,11 +185,11 @@ def test_digests_do_not_depend_on_set_order() -> None:
 OTHERS = {f"pkg/layer_{index}.py": f"import torch\n\n\nclass Layer{index}(torch.nn.Module):\n    def forward(self, x):\n        return x * {index}\n" for index in range(4)}
 
 
-def _parsing_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The length of each text libcst parses, from now on."""
+def _parsing_counted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SharedLog:
+    """The length of each text libcst parses from now on, in this process or its workers."""
     import torchlint.parsing
 
-    parsed: list[int] = []
+    parsed = SharedLog(tmp_path / "parsed.log")
     real = torchlint.parsing.cst.parse_module
 
     def counted(text: str):
@@ -210,23 +210,23 @@ def _check_named(pkg: Path, named: str, cache: Cache) -> list:
     return [(d.location.row, d.code) for result in found for d in result.diagnostics]
 
 
-def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     write(pkg, OTHERS)
     assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
     edited = UTILS.replace("    return x\n", "    print(x.shape)\n    return x\n")
     (pkg / "pkg/utils.py").write_text(edited)
-    parsed = _parsing_counted(monkeypatch)
+    parsed = _parsing_counted(monkeypatch, tmp_path)
     warm = Cache(pkg / "cache", "pkg")
     assert _check_named(pkg, "utils.py", warm) == [(2, "TL101"), (3, "TL101")]
     # Parsed once, outlined, and linted with what model.py tells it; no entry of the
     # cache is read back: the last run's record vouches for every other file.
-    assert parsed == [len(edited)]
+    assert parsed.values() == [len(edited)]
     assert warm.owners_used == set()
     assert _check_named(pkg, "utils.py", Cache(None)) == [(2, "TL101"), (3, "TL101")]
 
 
 def test_a_cold_run_parses_once_a_file_whose_own_view_compiles_what_the_project_does(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Net is a module through Pre and PreTrained in another file: the project knows it, and
     model.py alone takes it for one (a forward, and a base that derives from what the file
@@ -242,15 +242,15 @@ def test_a_cold_run_parses_once_a_file_whose_own_view_compiles_what_the_project_
         "pkg/zoo.py": "import torch\n\n\ndef zoo(x):\n    return torch.relu(x)\n",
     }
     write(project, texts)
-    parsed = _parsing_counted(monkeypatch)
+    parsed = _parsing_counted(monkeypatch, tmp_path)
     resolver = ConfigResolver()
     files = sorted((project / "pkg").glob("*.py"))
     found = check_files([(path, resolver.for_path(path)) for path in files], jobs=1)
     assert [(Path(r.path).name, d.location.row, d.code) for r in found for d in r.diagnostics] == [("model.py", 10, "TL101")]
-    assert sorted(parsed) == sorted(len(texts[name]) for name in ("pkg/base.py", "pkg/model.py", "pkg/zoo.py"))
+    assert sorted(parsed.values()) == sorted(len(texts[name]) for name in ("pkg/base.py", "pkg/model.py", "pkg/zoo.py"))
 
 
-def test_an_edited_file_that_passes_tensors_to_another_is_replayed(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_edited_file_that_passes_tensors_to_another_is_replayed(pkg: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """helper is compiled through model.py, and Block.forward, compiled on its own, hands a
     tensor to layer_0.py: what its calls pass is part of utils.py's outline, so an edit that
     keeps it needs no new solve, and the file is parsed once."""
@@ -263,10 +263,10 @@ def test_an_edited_file_that_passes_tensors_to_another_is_replayed(pkg: Path, mo
     assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(11, "TL101")]
     edited = utils.replace("def helper", "# a comment\ndef helper")
     (pkg / "pkg/utils.py").write_text(edited)
-    parsed = _parsing_counted(monkeypatch)
+    parsed = _parsing_counted(monkeypatch, tmp_path)
     warm = Cache(pkg / "cache", "pkg")
     assert _check_named(pkg, "utils.py", warm) == [(12, "TL101")]
-    assert parsed == [len(edited)]
+    assert parsed.values() == [len(edited)]
     assert warm.owners_used == set()
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from click.testing import CliRunner
 
-from helpers import check, indexed_regions, write
+from helpers import SharedLog, check, indexed_regions, write
 from torchlint.checker import Checker
 from torchlint.cli import cli
 from torchlint.config import Settings
@@ -322,7 +322,7 @@ def test_fullgraph_in_one_file() -> None:
     assert fullgraph == {"Net.forward", "decorated", "optimized"}
 
 
-def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     write(
         project,
         {
@@ -356,22 +356,23 @@ def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatc
     setup = (project / "pkg/setup.py").read_text()
     assert summarize(cst.parse_module(setup)).dynamo_config == expected
 
-    seen: dict[str, ProjectFacts | None] = {}
+    log = SharedLog(tmp_path / "seen.log")
     original = Checker.run
 
     def spy(self, summary, regions, *args, project_facts=None, **kwargs):
-        seen[summary.module_name] = project_facts
+        log.append([summary.module_name, project_facts.dynamo_config, project_facts.compiled_elsewhere])
         return original(self, summary, regions, *args, project_facts=project_facts, **kwargs)
 
     monkeypatch.setattr(Checker, "run", spy)
     check("pkg", "--jobs", "1")
+    seen = {name: (config, elsewhere) for name, config, elsewhere in log.values()}
     # Every file's lint sees the whole project's config, and the file that another makes
     # compiled sees which of its functions that is.
     # (the empty __init__.py is never parsed: nothing in it can be compiled)
-    assert {name: facts.dynamo_config for name, facts in seen.items()} == dict.fromkeys(
+    assert {name: config for name, (config, _) in seen.items()} == dict.fromkeys(
         ["pkg.model", "pkg.utils", "pkg.setup"], expected
     )
-    assert seen["pkg.utils"].compiled_elsewhere == {
+    assert seen["pkg.utils"][1] == {
         "helper": "called from pkg.model.Net.forward, reached from other file pkg/model.py"
     }
 

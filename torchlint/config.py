@@ -48,6 +48,8 @@ class Settings:
     # `--fix` without being asked, and whether unsafe fixes count too (None: not said)
     fix: bool = False
     unsafe_fixes: bool | None = None
+    # Larger files are not checked: libcst's tree takes several hundred times a file's size.
+    max_file_size: int = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,12 @@ def _boolean(value: Any, key: str, where: str) -> bool:
     return value
 
 
+def _byte_count(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: `{key}` must be a number of bytes (a whole number above 0)")
+    return value
+
+
 def _one_of(value: Any, key: str, where: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         shown = ", ".join(f'"{choice}"' for choice in allowed)
@@ -121,6 +129,7 @@ _KEYS = {
     "mode": ("mode", lambda v, k, w: _one_of(v, k, w, ("train", "eval", "both"))),
     "fix": ("fix", _boolean),
     "unsafe-fixes": ("unsafe_fixes", _boolean),
+    "max-file-size": ("max_file_size", _byte_count),
 }
 
 

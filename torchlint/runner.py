@@ -93,26 +93,45 @@ def text_content(text: str) -> str:
     return content_hash(text.encode("utf-8", "surrogatepass"))
 
 
-def _read(path: Path, text: str | None) -> tuple[str | FileError, str | None]:
+def _read(path: Path, text: str | None, settings: Settings) -> tuple[str | FileError, str | None]:
     """The text a step works on (or why there is none) and the hash of the bytes it was read
     from (None when none could be read): a step's result is kept under the hash of the very
     bytes it read, never of an earlier read."""
     if text is not None:
-        return text, text_content(text)
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        try:
+            data = read_bytes(path)
+        except SourceError as error:
+            return FileError(str(path), str(error)), None
+    content = content_hash(data)
+    if len(data) > settings.max_file_size:
+        return FileError(str(path), too_large(len(data), settings.max_file_size)), content
+    if text is not None:
+        return text, content
     try:
-        data = read_bytes(path)
+        return decode_source(data), content
     except SourceError as error:
-        return FileError(str(path), str(error)), None
-    try:
-        return decode_source(data), content_hash(data)
-    except SourceError as error:
-        return FileError(str(path), str(error)), content_hash(data)
+        return FileError(str(path), str(error)), content
+
+
+def too_large(size: int, limit: int) -> str:
+    """Why a file over `max-file-size` is not checked: libcst's tree of a file takes several
+    hundred times its size in memory, and a generated data module can be tens of megabytes."""
+    return (
+        f"not checked: {_megabytes(size)} is over the {_megabytes(limit)} of `max-file-size` "
+        "(exclude the file, or raise the limit)"
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
 
 
 def check_file(
     path: Path, settings: Settings, keep_source: bool = False, project: ProjectFacts | None = None, text: str | None = None
 ) -> FileResult:
-    text, content = _read(path, text)
+    text, content = _read(path, text, settings)
     if isinstance(text, FileError):
         return FileResult(str(path), errors=[text], content=content)
     result = check_text(text, str(path), settings, keep_source, project)
@@ -143,7 +162,7 @@ def _analyze_file(
     run_rules: bool = True,
 ) -> tuple[FileResult, FileOutline | None]:
     """Outline a file of a project for the project index and, with ``run_rules``, lint it."""
-    text, content = _read(path, text)
+    text, content = _read(path, text, settings)
     if isinstance(text, FileError):
         return FileResult(str(path), errors=[text], content=content), None
     outline: list[FileOutline] = []
@@ -194,8 +213,8 @@ def _kinds_told(outline: FileOutline) -> tuple:
 
 def _dynamo_config_batch(batch: list[_Item]) -> list[tuple[dict, str | None]]:
     found = []
-    for path, _, _, text in batch:
-        source, content = _read(path, text)
+    for path, settings, _, text in batch:
+        source, content = _read(path, text, settings)
         if isinstance(source, FileError):
             found.append(({}, content))
             continue
@@ -221,9 +240,28 @@ def _describe(
 def _describe_batch(batch: list[_Item]) -> list[list[RegionLine] | FileError | Diagnostic]:
     described: list[list[RegionLine] | FileError | Diagnostic] = []
     for path, settings, project, text in batch:
-        source, _ = _read(path, text)
+        source, _ = _read(path, text, settings)
         described.append(source if isinstance(source, FileError) else _describe(source, str(path), settings, project))
     return described
+
+
+# Stands for what a step read of a file whose worker died on it: nothing to compare or keep.
+_DIED = "died"
+
+
+def _died(item: _Item, why: str) -> FileResult:
+    path = str(item[0])
+    return FileResult(path, errors=[FileError(path, f"could not be checked: {why}")])
+
+
+# What each step gives for a file its worker died on.
+_DEATH_RESULTS: dict[Callable, Callable[[_Item, str], object]] = {
+    _check_batch: lambda item, why: (_died(item, why), _DIED),
+    _outline_batch: lambda item, why: ((_died(item, why), None, None), _DIED),
+    _lint_batch: lambda item, why: ((_died(item, why), None, None), _DIED),
+    _dynamo_config_batch: lambda item, why: ({}, _DIED),
+    _describe_batch: lambda item, why: _died(item, why).errors[0],
+}
 
 
 def _workers(requested: int | None, files: int) -> Workers:
@@ -343,7 +381,7 @@ def _keep_record(memo: _Memo, keep_sources: bool, record: RunRecord, stored: obj
     """Replace the stored record, unless it already says the same (a warm run writes
     nothing) or a file changed during the run (what it read is not one version)."""
     cache = memo.cache
-    if record != stored and not memo.changed:
+    if record != stored and not memo.changed and not memo.died:
         cache.write_record(_record_key(keep_sources), record)
 
 
@@ -411,7 +449,7 @@ def _redo(
                 [(file, settings, record.plain, text)], keep_sources, given, not linted_again
             )[0]
         elif step == "naming" and given in record.namings:
-            got = _names_one(memo.text(file), _pattern(record.namings[given]))
+            got = _names_one(memo.text(file, settings), _pattern(record.namings[given]))
         elif step == "lint" and isinstance(facts := record.facts.get(given), ProjectFacts):
             result, _, got = memo.lint([(file, settings, facts, text)], keep_sources)[0]
         else:
@@ -438,6 +476,8 @@ class _Memo:
         # files whose bytes a step read were not those the run took them to be: saved while
         # the run went on. Their results are not kept, and the run reports them.
         self.changed: set[str] = set()
+        # files whose worker died on them: reported, and nothing of the run is kept
+        self.died: set[str] = set()
 
     def content(self, path: Path) -> str | None:
         """A hash of the file's bytes; None when it cannot be read (never cached)."""
@@ -456,11 +496,11 @@ class _Memo:
             return None
         return FileRecord(content, self._stamps.get(str(path)), self.form(settings), tuple(steps))
 
-    def text(self, path: Path) -> str | None:
+    def text(self, path: Path, settings: Settings) -> str | None:
         """The file's text, read once per run; None when it cannot be read or decoded."""
         key = str(path)
         if key not in self._texts:
-            source, content = _read(path, self.texts.get(key))
+            source, content = _read(path, self.texts.get(key), settings)
             self.content(path)
             self._note_read(key, content)
             self._texts[key] = None if isinstance(source, FileError) else source
@@ -495,10 +535,14 @@ class _Memo:
     def map(self, step: Callable, items: list[_Item], keys: list[str | None], *args: object) -> list:
         found = [self.cache.get(key) if key is not None else None for key in keys]
         missing = [i for i, value in enumerate(found) if value is None]
-        computed = self.workers.map(step, [items[i] for i in missing], *args) if missing else []
+        on_death = _DEATH_RESULTS[step]
+        computed = self.workers.map(step, [items[i] for i in missing], *args, on_death=on_death) if missing else []
         for i, (value, read) in zip(missing, computed):
             found[i] = value
             path = str(items[i][0])
+            if read is _DIED:
+                self.died.add(path)
+                continue
             self.content(items[i][0])
             # Kept only under the hash of the bytes the step itself read.
             if self._note_read(path, read) and keys[i] is not None:
@@ -612,7 +656,7 @@ class _ProjectRun:
             found = self.memo.cache.get(key)
         if found is None:
             pattern = _pattern(searched)
-            found = {path for path in unparsed if _names_one(self.memo.text(self.work[path][0]), pattern)}
+            found = {path for path in unparsed if _names_one(self.memo.text(*self.work[path]), pattern)}
             if key is not None:
                 self.memo.cache.put(key, found, "")
         for path in unparsed:
@@ -736,7 +780,8 @@ def _describe_files(
             (path, settings, project.facts(str(path)) if project else None, texts.get(str(path)))
             for path, settings in work
         ]
-        for (path, *_), described in zip(items, workers.map(_describe_batch, items)):
+        described_all = workers.map(_describe_batch, items, on_death=_DEATH_RESULTS[_describe_batch])
+        for (path, *_), described in zip(items, described_all):
             run.add(str(path), described)
 
 

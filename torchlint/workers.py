@@ -1,5 +1,12 @@
 """Worker processes for per-file work, tied to the run that started them.
 
+Every file is analysed in a worker process, never in the run's own: libcst parses in
+native code that may take gigabytes on a huge file, abort the process on a parser fault,
+or hold the interpreter for seconds on deeply nested code, during which Python cannot
+act on Ctrl-C. A worker that dies takes only the file it was working on with it: that
+file gets an error saying so, and the rest of the run goes on in a new worker. The run
+itself stays free to answer Ctrl-C at once.
+
 A worker must never outlive its run: a killed `torchlint check` (SIGTERM, SIGKILL, a
 closed editor) whose workers kept running would hold the caller's stdout and stderr open,
 and whoever waits on those pipes would wait for ever. Linux ends a worker the moment its
@@ -10,6 +17,7 @@ ignore it, and the run that owns them kills them and exits.
 
 from __future__ import annotations
 
+import collections
 import gc
 import os
 import signal
@@ -18,19 +26,24 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
 from torchlint.deep_stack import run_with_deep_stack
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
 
 # How often a worker looks whether its parent is still the one that started it.
 _PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-# The pools of this process, for the signal handler to kill their workers.
-_live_pools: weakref.WeakSet = weakref.WeakSet()
+# Items handed to a worker ahead of the one it works on, so that it never waits for the run.
+_AHEAD = 2
+# The workers of this process, for the signal handler to kill.
+_live_workers: weakref.WeakSet = weakref.WeakSet()
+
+# A map's step: ``step(batch, *args)`` gives one result per item of ``batch``.
+Step = Callable[..., list]
+# What an item stands for when its worker died on it: (item, why) -> its result.
+OnDeath = Callable[[Any, str], Any]
 
 
 def tune_collector() -> None:
@@ -43,11 +56,12 @@ def tune_collector() -> None:
     gc.set_threshold(10_000)
 
 
-def _die_with_parent(parent: int) -> None:
-    """Pool initializer: run in each worker before any work.
+def _start_worker(parent: int) -> None:
+    """Run first in each worker.
 
-    The worker was forked with the stop signals blocked (see ``Workers.map``), so none can
-    reach it before it has its own handlers: the run's, which end the run, must not run here."""
+    The worker was started with the stop signals blocked (see ``Workers._start``), so none
+    can reach it before it has its own handlers: the run's, which end the run, must not run
+    here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
@@ -70,91 +84,221 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+def _serve(connection, parent: int) -> None:  # pragma: no cover - runs in the worker
+    """A worker's life: take (step, args) and then items, answer each item's result, until
+    told to stop (None) or the run is gone."""
+    _start_worker(parent)
+    step: Step | None = None
+    args: tuple = ()
+    try:
+        while True:
+            message = connection.recv()
+            if message is None:
+                break
+            kind, payload = message
+            if kind == "step":
+                step, args = payload
+                continue
+            index, item = payload
+            result = run_with_deep_stack(lambda: step([item], *args)[0])
+            connection.send((index, result))
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+    os._exit(0)
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: Any
+    connection: Any
+    # indices of the items sent and not yet answered, in the order sent (and worked on)
+    in_flight: collections.deque = field(default_factory=collections.deque)
+    # the (step, args) this worker was last told
+    call: object = None
+
+
+def why_it_died(exitcode: int | None) -> str:
+    """What a dead worker's exit status says about the file it was working on."""
+    if exitcode is not None and exitcode < 0:
+        number = -exitcode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        if number == signal.SIGKILL:
+            return f"the process checking it was killed ({name}; out of memory?)"
+        return f"the process checking it crashed ({name})"
+    return f"the process checking it ended unexpectedly (exit status {exitcode})"
+
+
 class Workers:
-    """Runs per-file work in this process, or across one process pool kept for every phase."""
+    """Per-file work across ``count`` worker processes, kept for every phase of a run."""
 
     def __init__(self, count: int) -> None:
         self.count = max(1, count)
-        self._pool: ProcessPoolExecutor | None = None
+        self._workers: list[_Worker] = []
+        self._context = None
+        _live_workers.add(self)
 
     def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, exc_type, *exc_info) -> None:
-        if self._pool is None:
-            return
         if exc_type is None:
-            self._pool.shutdown()
-            return
-        # Failed: what the workers are doing no longer matters.
-        _kill_workers(self._pool)
+            self.close()
+        else:
+            self.kill()  # failed: what the workers are doing no longer matters
 
-    def map(self, function: Callable[..., list], items: list, *args) -> list:
-        """``function(batch, *args)`` over batches of ``items``; results in the order of ``items``."""
-        if self.count == 1 or len(items) < 2:
-            return _on_deep_stack(function, items, *args) if items else []
-        if self._pool is None:
-            # Imported here: multiprocessing costs start-up time that small runs never need.
-            from concurrent.futures import ProcessPoolExecutor
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                worker.connection.send(None)
+            except OSError:
+                pass
+        for worker in self._workers:
+            worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.connection.close()
+        self._workers = []
 
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.count, initializer=_die_with_parent, initargs=(os.getpid(),)
-            )
-            _live_pools.add(self._pool)
-        # Interleaved batches spread big and small files evenly over the workers.
-        stride = min(len(items), self.count * 4)
-        batches = [items[i::stride] for i in range(stride)]
+    def kill(self) -> None:
+        for worker in self._workers:
+            _kill(worker.process.pid)
+        for worker in self._workers:
+            worker.process.join(timeout=5)
+            worker.connection.close()
+        self._workers = []
+
+    def pids(self) -> list[int]:
+        return [worker.process.pid for worker in self._workers]
+
+    def map(self, step: Step, items: list, *args: object, on_death: OnDeath | None = None) -> list:
+        """``step([item], *args)[0]`` for each item, in the workers; results in the order of
+        ``items``. An item whose worker died gets ``on_death(item, why)`` (or the run fails
+        with WorkerDied without it)."""
+        if not items:
+            return []
         results: list = [None] * len(items)
-        repeated = [[arg] * stride for arg in args]
-        # Workers are forked while the work is handed out; a signal held back meanwhile
-        # reaches this process once they are started, never a worker still without handlers.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-        try:
-            done = self._pool.map(_on_deep_stack, [function] * stride, batches, *repeated)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        for first, batch_results in enumerate(done):
-            results[first::stride] = batch_results
+        waiting = collections.deque(range(len(items)))
+        call = (step, args)  # told to each worker once per map
+        done = 0
+        while done < len(items):
+            self._hand_out(call, items, waiting)
+            for worker, answer in self._answers():
+                if answer is None:  # the worker died
+                    index = worker.in_flight.popleft()
+                    why = why_it_died(worker.process.exitcode)
+                    if on_death is None:
+                        raise WorkerDied(why)
+                    results[index] = on_death(items[index], why)
+                    done += 1
+                    waiting.extendleft(reversed(worker.in_flight))  # the others: not started, or lost with it
+                    self._drop(worker)
+                    continue
+                index, result = answer
+                worker.in_flight.popleft()
+                results[index] = result
+                done += 1
         return results
 
+    def _hand_out(self, call: tuple, items: list, waiting: collections.deque) -> None:
+        for worker in [w for w in self._workers if not w.in_flight and not w.process.is_alive()]:
+            self._drop(worker)  # died between items (killed from outside): nothing of its to report
+        while waiting and len(self._workers) < min(self.count, len(waiting) + self._busy()):
+            self._workers.append(self._start())
+        for worker in self._workers:
+            while waiting and len(worker.in_flight) < _AHEAD:
+                index = waiting[0]
+                try:
+                    if worker.call is not call:
+                        worker.connection.send(("step", call))
+                        worker.call = call
+                    worker.connection.send(("item", (index, items[index])))
+                except OSError:
+                    break  # a worker that died: its sentinel says so
+                worker.in_flight.append(waiting.popleft())
 
-def _on_deep_stack(function: Callable[..., list], batch: list, *args) -> list:
-    """A batch on one deep-stack thread (see `deep_stack`): each file's work then runs on it
-    directly, instead of starting a thread of its own."""
-    return run_with_deep_stack(lambda: function(batch, *args))
+    def _busy(self) -> int:
+        return sum(1 for worker in self._workers if worker.in_flight)
+
+    def _answers(self):
+        """Each answer that is ready: (worker, (index, result)), or (worker, None) for a
+        worker that died (after the answers it gave before dying)."""
+        from multiprocessing.connection import wait
+
+        busy = [worker for worker in self._workers if worker.in_flight]
+        by_handle = {}
+        for worker in busy:
+            by_handle[worker.connection] = worker
+            by_handle[worker.process.sentinel] = worker
+        dead: list[_Worker] = []
+        for handle in wait(list(by_handle)):
+            worker = by_handle[handle]
+            if worker in dead:
+                continue
+            try:
+                while worker.in_flight and worker.connection.poll():
+                    yield worker, worker.connection.recv()
+                if handle is worker.connection or worker.process.is_alive():
+                    continue
+            except (EOFError, OSError):
+                pass
+            dead.append(worker)
+            worker.process.join(timeout=5)
+            if worker.in_flight:
+                yield worker, None
+            else:
+                self._drop(worker)
+
+    def _drop(self, worker: _Worker) -> None:
+        self._workers.remove(worker)
+        worker.process.join(timeout=5)
+        worker.connection.close()
+
+    def _start(self) -> _Worker:
+        import multiprocessing
+
+        if self._context is None:
+            # fork where the system has it: a worker starts with everything imported.
+            methods = multiprocessing.get_all_start_methods()
+            self._context = multiprocessing.get_context("fork" if "fork" in methods and sys.platform.startswith("linux") else None)
+        ours, theirs = self._context.Pipe()
+        process = self._context.Process(target=_serve, args=(theirs, os.getpid()), daemon=True, name="torchlint-worker")
+        # A signal held back while the worker starts reaches this process once it has,
+        # never a worker still without its handlers.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        theirs.close()
+        return _Worker(process, ours)
 
 
-def _processes(pool: ProcessPoolExecutor) -> list:
-    # Before Python 3.14 the pool names its processes only until it is shut down.
-    return list((getattr(pool, "_processes", None) or {}).values())
+class WorkerDied(Exception):
+    """A worker died on an item whose step says nothing of what that means."""
 
 
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    kill = getattr(pool, "kill_workers", None)  # Python 3.14 and later
-    if kill is not None:
-        kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+def _kill(pid: int | None) -> None:
+    if pid is None:
         return
-    processes = _processes(pool)
-    for process in processes:
-        process.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.join(timeout=5)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _stop_now(signum: int, frame) -> None:
     """Ctrl-C or SIGTERM: end the run at once, quietly, with the shell's 128+N.
 
-    Raising from a signal handler could leave the pool's locks held and hang the run, so
-    nothing unwinds: the workers are killed and the process exits. Nothing is lost but
-    the report, which is written only at the end."""
-    for pool in list(_live_pools):
-        for process in _processes(pool):
-            try:
-                os.kill(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
+    Raising from a signal handler could leave a pipe half read and hang the run, so nothing
+    unwinds: the workers are killed and the process exits. Nothing is lost but the report,
+    which is written only at the end, and a fixed file is never left half written (see
+    `source_write`)."""
+    for workers in list(_live_workers):
+        for pid in workers.pids():
+            _kill(pid)
     os._exit(128 + signum)
 
 
