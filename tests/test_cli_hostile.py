@@ -460,3 +460,33 @@ def test_a_report_file_that_cannot_take_the_report_is_an_error(project: Path) ->
     assert result.returncode == 2
     assert "error: /dev/full: cannot write the report: No space left on device" in result.stderr.splitlines()
     assert "Found 1 finding in 1 file." in result.stderr.splitlines()
+
+
+# Runs the console entry point with an audit hook that records every socket the process
+# connects or binds: the command must reach no other process (no server to hijack).
+_AUDITED_RUN = """
+import sys
+events = []
+sys.addaudithook(lambda event, args: events.append(event) if event in ("socket.connect", "socket.bind") else None)
+sys.argv = ["torchlint", *sys.argv[1:]]
+from torchlint.launch import main
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+print("SOCKET EVENTS:", sorted(set(events)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_the_command_talks_to_no_server(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A private runtime folder of the user's, as a desktop session or CI provides.
+    runtime = tmp_path_factory.mktemp("runtime")
+    (runtime / f"torchlint-{os.getuid()}").mkdir(mode=0o700)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCHLINT_")}
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    result = subprocess.run([sys.executable, "-c", _AUDITED_RUN, "check", "net.py"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and FINDING in result.stdout
+    assert "SOCKET EVENTS: []" in result.stderr.splitlines()
+
