@@ -235,10 +235,17 @@ def _run_step(case: Case, top: Path, project: Path, home: Path, runtime: Path, s
         time.sleep(case.signal_after)
         os.killpg(process.pid, 2)
         started = time.monotonic()
-    out, err, returncode, peak = _communicate(process, case.stdin)
+    watchdog = threading.Timer(HANG_SECONDS, _kill_group, (process.pid,))
+    watchdog.start()
+    try:
+        out, err, returncode, peak = _communicate(process, case.stdin)
+    finally:
+        watchdog.cancel()
     seconds = time.monotonic() - started
+    if returncode == -9 and seconds >= HANG_SECONDS:
+        raise Violation(f"{case.name}: still running after {HANG_SECONDS} s (hung)")
     for other in others:
-        other_out, other_err = other.communicate(timeout=600)
+        other_out, other_err = other.communicate(timeout=HANG_SECONDS)
         _judge_output(case, Outcome(other.returncode, other_out.decode(errors="replace"),
                                     other_err.decode(errors="replace"), 0.0, 0.0, []))
     outcome = Outcome(returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds, peak,
@@ -247,6 +254,17 @@ def _run_step(case: Case, top: Path, project: Path, home: Path, runtime: Path, s
     after = _snapshot(top)
     _judge(case, project, top, before, after, outcome, server)
     return outcome
+
+
+# A run that takes longer than this is taken to hang (the slowest case takes a few seconds).
+HANG_SECONDS = 120
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, 9)
+    except OSError:
+        pass
 
 
 def _communicate(process: subprocess.Popen, stdin: bytes | None) -> tuple[bytes, bytes, int, float]:
