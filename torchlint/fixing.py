@@ -117,7 +117,8 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
     """The passes: ``check_texts`` checks the files with the fixed texts so far standing in
     for theirs on disk."""
     texts: dict[str, str] = {}
-    originals: dict[str, bytes] = {}
+    # path -> (the bytes checked, their text) of each file a fix is made in
+    originals: dict[str, tuple[bytes, str]] = {}
     fixed: dict[str, Counter] = {}
     applied: dict[str, list[tuple[int, str]]] = {}
     errors: list[FileError] = []
@@ -147,21 +148,21 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
             texts[path] = new
             counts = fixed.setdefault(path, Counter())
             counts.update(d.code for d in done)
-            where = original_line(decode_source(originals[path]), current)
+            where = original_line(originals[path][1], current)
             applied.setdefault(path, []).extend((where(d.location.row), d.code) for d in done)
             progress = True
         if not progress:
             break
     else:
         check = check_texts(texts)
-    changed = {path: (decode_source(originals[path]), text) for path, text in texts.items()}
+    changed = {path: (originals[path][1], text) for path, text in texts.items()}
     run = FixRun(check, fixed, changed, errors, applied)
     # A file saved while it was checked: its findings are of a text it no longer holds.
     saved_meanwhile = {error.path for error in errors if error.message == CHANGED_WHILE_CHECKED}
     run.check.results = [FileResult(r.path) if r.path in saved_meanwhile else r for r in run.check.results]
     if write:
         for path, (_, text) in list(run.changed.items()):
-            failure = write_fixed(Path(path), text, originals[path])
+            failure = write_fixed(Path(path), text, originals[path][0])
             if failure is not None:
                 run.errors.append(FileError(path, failure))
                 _not_written(run, path, found_first[path])
@@ -171,7 +172,9 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
 CHANGED_WHILE_CHECKED = "changed while it was being checked; not fixed"
 
 
-def _as_checked(path: str, result: FileResult, originals: dict[str, bytes], errors: list[FileError]) -> str | None:
+def _as_checked(
+    path: str, result: FileResult, originals: dict[str, tuple[bytes, str]], errors: list[FileError]
+) -> str | None:
     """The text of ``path`` as the check that found ``result`` read it, its bytes kept in
     ``originals``; None (with an error where it is not the check's own) where the file no
     longer holds what was checked: fixes made for other text would land in the wrong places."""
@@ -183,7 +186,7 @@ def _as_checked(path: str, result: FileResult, originals: dict[str, bytes], erro
     if content_hash(data) != result.content:
         errors.append(FileError(path, CHANGED_WHILE_CHECKED))
         return None
-    originals[path] = data
+    originals[path] = (data, text)
     return text
 
 
