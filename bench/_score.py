@@ -16,13 +16,13 @@ from pathlib import Path
 
 from _corpus import Library
 from _truth import response_of
-from torchlint.config import ConfigResolver, Settings
-from torchlint.diagnostic import Diagnostic
-from torchlint.runner import check_files
+from torchlint.settings.config import ConfigResolver, Settings
+from torchlint.report.diagnostic import Diagnostic
+from torchlint.run.runner import check_files
 from torchlint.verify.compare import compare, family_of, rule_for_gb_type
 from torchlint.verify.run import lint_work as verify_lint_work, with_packages
 from torchlint.verify.traced import functions_that_ran
-from torchlint.engine import module_name
+from torchlint.analysis.engine import module_name
 
 
 # Break placement: findings about the breaks inside a loop, `try` or `with` block.

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 from _corpus import Library, declared_compiles, requirements
-from torchlint.config import ConfigResolver
+from torchlint.settings.config import ConfigResolver
 from torchlint.verify.pool import WorkerPool
 from torchlint.verify.run import Extra, VerifyOptions, run_targets
 

@@ -37,9 +37,9 @@ from _install import install
 from _score import files_to_lint, lint_work
 from _truth import Truth, TruthError, load, record
 from bench_verify import TRUTH, _check_declarations, _selected
-from torchlint.config import Settings
-from torchlint.fixing import FixRun, fix_files
-from torchlint.line_map import original_line
+from torchlint.settings.config import Settings
+from torchlint.fix.fixing import FixRun, fix_files
+from torchlint.parse.line_map import original_line
 from torchlint.verify.fix_run import CHANGED, NOT_COMPARED, SAME, TargetFix, reproduces
 from torchlint.verify.fixed_copy import make_copy
 

@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from torchlint.cli import cli
-from torchlint.config import ConfigResolver, Settings
-from torchlint.engine import describe_regions, lint_text
-from torchlint.cache import Cache
-from torchlint.runner import _Memo, _ProjectRun
-from torchlint.workers import Workers
+from torchlint.settings.config import ConfigResolver, Settings
+from torchlint.analysis.engine import describe_regions, lint_text
+from torchlint.run.cache import Cache
+from torchlint.run.runner import _Memo, _ProjectRun
+from torchlint.run.workers import Workers
 
 # A module whose forward prints: one TL101 at 7:9.
 BAD_FORWARD = """import torch

@@ -58,13 +58,13 @@ sys.addaudithook(hook)
 saved = os.environ.pop("SWEEP_SAVE_BEFORE_WRITE", None)
 if saved is not None:
     # The user saves the file between torchlint's check and its write.
-    import torchlint.fixing
-    write = torchlint.fixing.write_source
+    import torchlint.fix.fixing
+    write = torchlint.fix.fixing.write_source
     def save_then_write(path, data, expected):
         with open(path, "w") as handle:
             handle.write(saved)
         return write(path, data, expected)
-    torchlint.fixing.write_source = save_then_write
+    torchlint.fix.fixing.write_source = save_then_write
 sys.argv = ["torchlint", *sys.argv[1:]]
 from torchlint.launch import main
 main()

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.cache import Cache, digest
-from torchlint.config import ConfigResolver
-from torchlint.project_files import other_project_files
-from torchlint.runner import check_files
+from torchlint.run.cache import Cache, digest
+from torchlint.settings.config import ConfigResolver
+from torchlint.files.project_files import other_project_files
+from torchlint.run.runner import check_files
 
 from helpers import SharedLog, write
 
@@ -187,16 +187,16 @@ OTHERS = {f"pkg/layer_{index}.py": f"import torch\n\n\nclass Layer{index}(torch.
 
 def _parsing_counted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SharedLog:
     """The length of each text libcst parses from now on, in this process or its workers."""
-    import torchlint.parsing
+    import torchlint.parse.parsing
 
     parsed = SharedLog(tmp_path / "parsed.log")
-    real = torchlint.parsing.cst.parse_module
+    real = torchlint.parse.parsing.cst.parse_module
 
     def counted(text: str):
         parsed.append(len(text))
         return real(text)
 
-    monkeypatch.setattr(torchlint.parsing.cst, "parse_module", counted)
+    monkeypatch.setattr(torchlint.parse.parsing.cst, "parse_module", counted)
     return parsed
 
 

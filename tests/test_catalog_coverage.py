@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.engine import lint_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
 from torchlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent

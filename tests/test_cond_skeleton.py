@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.diagnostic import Applicability
-from torchlint.engine import lint_text
-from torchlint.fix_edits import splice
+from torchlint.settings.config import Settings
+from torchlint.report.diagnostic import Applicability
+from torchlint.analysis.engine import lint_text
+from torchlint.fix.fix_edits import splice
 
 
 def _model(branch: str) -> str:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import CliOverrides, ConfigError, ConfigResolver, load_config
-from torchlint.engine import codes_for, codes_for_file
-from torchlint.selection import enabled_codes
+from torchlint.settings.config import CliOverrides, ConfigError, ConfigResolver, load_config
+from torchlint.analysis.engine import codes_for, codes_for_file
+from torchlint.settings.selection import enabled_codes
 
 
 def write(path: Path, text: str) -> Path:

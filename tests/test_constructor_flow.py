@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from helpers import check, indexed_regions, write
 from torchlint.cli import cli
-from torchlint.config import ConfigResolver, Settings
-from torchlint.engine import module_name
-from torchlint.runner import check_paths
+from torchlint.settings.config import ConfigResolver, Settings
+from torchlint.analysis.engine import module_name
+from torchlint.run.runner import check_paths
 
 SCHEDULERS = textwrap.dedent(
     """

@@ -6,7 +6,7 @@ import textwrap
 
 import libcst as cst
 
-from torchlint.semantic.decision_inputs import decision_callees
+from torchlint.analysis.decision_inputs import decision_callees
 
 
 def _callees(source: str) -> frozenset[str]:

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from helpers import codes, findings
 from torchlint.cli import cli
-from torchlint.config import Settings
-from torchlint.engine import lint_text
-from torchlint.semantic.project import ProjectFacts
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
+from torchlint.project.index import ProjectFacts
 
 HELPERS = """
 import torch

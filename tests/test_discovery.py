@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import ConfigResolver, Settings
-from torchlint.discovery import DEFAULT_EXCLUDES, Discovered, discover, is_excluded
-from torchlint.source import SourceError, read_source
+from torchlint.settings.config import ConfigResolver, Settings
+from torchlint.files.discovery import DEFAULT_EXCLUDES, Discovered, discover, is_excluded
+from torchlint.files.source import SourceError, read_source
 
 
 def touch(root: Path, *names: str) -> None:

@@ -14,12 +14,12 @@ from types import ModuleType
 
 import libcst as cst
 
-from torchlint import cst_walk
-from torchlint.config import Settings
-from torchlint.cst_walk import nested_blocks
-from torchlint.engine import lint_text
+from torchlint.parse import cst_walk
+from torchlint.settings.config import Settings
+from torchlint.parse.cst_walk import nested_blocks
+from torchlint.analysis.engine import lint_text
 from torchlint.rules import _untraceable_values
-from torchlint.semantic import (
+from torchlint.analysis import (
     expression_kinds,
     interprocedural_kinds,
     kind_flow,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.diagnostic import Diagnostic, Edit, Fix, Location, Applicability
-from torchlint.fixing import apply_fixes
+from torchlint.report.diagnostic import Diagnostic, Edit, Fix, Location, Applicability
+from torchlint.fix.fixing import apply_fixes
 
 from helpers import Ran, run_in_process, write
 

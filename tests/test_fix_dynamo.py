@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from test_fix import CHECK, RAISES
-from torchlint.config import Settings
-from torchlint.engine import lint_text
-from torchlint.fixing import fix_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
+from torchlint.fix.fixing import fix_text
 
 
 def _fixed(source: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import torchlint.fixing
+import torchlint.fix.fixing
 from helpers import run_in_process, without_root_privileges, write
 
 MODEL = """\
@@ -53,22 +53,22 @@ def _save_after_the_check(monkeypatch: pytest.MonkeyPatch, path: Path, text: str
     """The user saves ``path`` once, right after the check (``when="checked"``) or right
     before the write (``when="written"``)."""
     if when == "checked":
-        original = torchlint.fixing.one_pass
+        original = torchlint.fix.fixing.one_pass
 
         def save_then_fix(*args, **kwargs):
             if path.read_text() != text:
                 path.write_text(text)
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(torchlint.fixing, "one_pass", save_then_fix)
+        monkeypatch.setattr(torchlint.fix.fixing, "one_pass", save_then_fix)
     else:
-        original_write = torchlint.fixing.write_source
+        original_write = torchlint.fix.fixing.write_source
 
         def save_then_write(target, data, expected):
             path.write_text(text)
             return original_write(target, data, expected)
 
-        monkeypatch.setattr(torchlint.fixing, "write_source", save_then_write)
+        monkeypatch.setattr(torchlint.fix.fixing, "write_source", save_then_write)
 
 
 @pytest.mark.parametrize("when", ["checked", "written"])
@@ -88,11 +88,11 @@ def test_a_file_saved_during_the_run_keeps_the_users_text(
 
 def test_a_file_saved_during_a_check_is_reported_and_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bytes a step read are not those the run hashed: nothing found is reported or kept."""
-    import torchlint.runner
+    import torchlint.run.runner
 
     write(tmp_path, {"model.py": MODEL})
     model = tmp_path / "model.py"
-    original = torchlint.runner.file_content
+    original = torchlint.run.runner.file_content
 
     def hashed_then_saved(path, known):
         hashed = original(path, known)
@@ -100,7 +100,7 @@ def test_a_file_saved_during_a_check_is_reported_and_not_cached(tmp_path: Path, 
             model.write_text(SAVED_MEANWHILE)  # saved after the run hashed it, before a step read it
         return hashed
 
-    monkeypatch.setattr(torchlint.runner, "file_content", hashed_then_saved)
+    monkeypatch.setattr(torchlint.run.runner, "file_content", hashed_then_saved)
     first = run_in_process("check", "model.py", cwd=tmp_path)
     monkeypatch.undo()
     assert first.returncode == 2 and "changed while it was being checked" in first.stderr, first.stderr

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.engine import lint_text
-from torchlint.fixing import MAX_PASSES, fix_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
+from torchlint.fix.fixing import MAX_PASSES, fix_text
 
 GUARD = "if not torch.compiler.is_compiling():"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.engine import lint_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
 from torchlint.verify.compare import expectations
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import findings
-from torchlint.config import Settings
-from torchlint.engine import lint_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
 
 HEADER = """
 import contextlib

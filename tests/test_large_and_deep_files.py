@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import torchlint.parsing
+import torchlint.parse.parsing
 from helpers import BAD_FORWARD, run_in_process
 
 FINDING = "net.py:7:9: TL101"
@@ -76,7 +76,7 @@ def test_a_file_whose_worker_dies_is_an_error_and_the_run_goes_on(
 ) -> None:
     """libcst aborting its process (as it does when it runs out of memory) ends the file's
     check, not the run: the worker that died is replaced."""
-    real = torchlint.parsing.cst.parse_module
+    real = torchlint.parse.parsing.cst.parse_module
 
     def aborting(text: str):
         if "CRASH_HERE" in text:
@@ -84,7 +84,7 @@ def test_a_file_whose_worker_dies_is_an_error_and_the_run_goes_on(
             os.abort()
         return real(text)
 
-    monkeypatch.setattr(torchlint.parsing.cst, "parse_module", aborting)
+    monkeypatch.setattr(torchlint.parse.parsing.cst, "parse_module", aborting)
     (project / "crash.py").write_text("import torch\nCRASH_HERE = 1\n")
     for number in range(3):
         (project / f"other_{number}.py").write_text(BAD_FORWARD)

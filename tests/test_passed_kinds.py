@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers import check, findings, write
-from torchlint.config import Settings
-from torchlint.engine import analyze_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import analyze_text
 
 SCHEDULER = """
     import torch

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from torchlint.cli import cli
-from torchlint.config import Settings
-from torchlint.engine import ParserLimit, _syntax_error, lint_text
-from torchlint.diagnostic import Location
-from torchlint.positions import _regenerated, _spans_in_statements, locate, parse
-from torchlint.suppression import find_directives
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import ParserLimit, _syntax_error, lint_text
+from torchlint.report.diagnostic import Location
+from torchlint.parse.positions import _regenerated, _spans_in_statements, locate, parse
+from torchlint.report.suppression import find_directives
 
 ROOT = Path("/project")
 # No empty lines: a `\r` ending one and a `\n` ending the next would make one `\r\n`.

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import ConfigError, settings_from_table
-from torchlint.profile import compile_profile, installed_torch_version, parse_version
+from torchlint.settings.config import ConfigError, settings_from_table
+from torchlint.settings.profile import compile_profile, installed_torch_version, parse_version
 from torchlint.rules import all_rules
 
 ROOT = Path("/project")
@@ -36,7 +36,7 @@ def test_without_target_torch_the_installed_torch_counts():
 
 def test_reading_the_installed_version_does_not_import_torch():
     script = (
-        "import sys; from torchlint.profile import installed_torch_version; installed_torch_version(); "
+        "import sys; from torchlint.settings.profile import installed_torch_version; installed_torch_version(); "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
@@ -81,7 +81,7 @@ def _version_seen_with(path_entries: list[Path]) -> str:
     """`installed_torch_version()` in a fresh Python whose `sys.path` starts with ``path_entries``."""
     script = (
         f"import sys; sys.path[:0] = {[str(p) for p in path_entries]!r}; "
-        "from torchlint.profile import installed_torch_version; print(installed_torch_version())"
+        "from torchlint.settings.profile import installed_torch_version; print(installed_torch_version())"
     )
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
 

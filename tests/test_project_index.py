@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import SharedLog, check, indexed_regions, write
-from torchlint.checker import Checker
+from torchlint.analysis.checker import Checker
 from torchlint.cli import cli
-from torchlint.config import Settings
-from torchlint.engine import analyze_text
-from torchlint.semantic.project import ProjectFacts, ProjectIndex
-from torchlint.semantic.regions import compiled_regions
-from torchlint.semantic.summary import summarize
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import analyze_text
+from torchlint.project.index import ProjectFacts, ProjectIndex
+from torchlint.analysis.regions import compiled_regions
+from torchlint.analysis.summary import summarize
 
 MODEL = """
 import torch

@@ -45,7 +45,7 @@ def test_readme_documents_every_option(command: str) -> None:
 
 
 def test_readme_documents_every_config_key() -> None:
-    from torchlint.config import _KEYS
+    from torchlint.settings.config import _KEYS
 
     readme = (ROOT / "README.md").read_text()
     for key in _KEYS:

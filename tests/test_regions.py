@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from helpers import check, findings, indexed_regions, write
 from torchlint.cli import cli
-from torchlint.config import Settings
-from torchlint.engine import describe_regions
-from torchlint.semantic.regions import compiled_regions
-from torchlint.semantic.summary import summarize
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import describe_regions
+from torchlint.analysis.regions import compiled_regions
+from torchlint.analysis.summary import summarize
 
 
 def compiled(source: str, entry_points: tuple[str, ...] = (), module_name: str = "pkg.model") -> dict[str, str]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from torchlint.reporters import FORMATS, ReportContext, render
-from torchlint.reporters.paths import display_path
+from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from torchlint.report import FORMATS, ReportContext, render
+from torchlint.report.paths import display_path
 from torchlint.rules.base import Rule
 from sarif_schema import assert_valid_sarif, schema_errors
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchlint.checker import Checker, LintContext
+from torchlint.analysis.checker import Checker, LintContext
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.guards import GuardEvaluator
-from torchlint.semantic.regions import compiled_regions
-from torchlint.semantic.summary import summarize
+from torchlint.analysis.guards import GuardEvaluator
+from torchlint.analysis.regions import compiled_regions
+from torchlint.analysis.summary import summarize
 
 RULES = Path(__file__).resolve().parent.parent / "torchlint" / "rules"
 
@@ -37,7 +37,7 @@ def test_no_rule_module_imports_the_checker() -> None:
                 modules = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 continue
-            if any(module == "torchlint.checker" or module.startswith("torchlint.checker.") for module in modules):
+            if any(module == "torchlint.analysis.checker" or module.startswith("torchlint.analysis.checker.") for module in modules):
                 offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.diagnostic import Diagnostic
-from torchlint.engine import lint_text
-from torchlint.reporters import ReportContext, render
+from torchlint.settings.config import Settings
+from torchlint.report.diagnostic import Diagnostic
+from torchlint.analysis.engine import lint_text
+from torchlint.report import ReportContext, render
 from torchlint.rules import all_rules
 from torchlint.rules.base import Rule
 

@@ -19,9 +19,9 @@ import pytest
 
 from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
 from helpers import dynamo_workers
-from torchlint.config import Settings
-from torchlint.diagnostic import Applicability
-from torchlint.engine import lint_text
+from torchlint.settings.config import Settings
+from torchlint.report.diagnostic import Applicability
+from torchlint.analysis.engine import lint_text
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.verify.pool import Job, WorkerPool
 

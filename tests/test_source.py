@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.source import SourceError, decode_source, read_source
+from torchlint.files.source import SourceError, decode_source, read_source
 
 
 def test_plain_utf8_is_kept_as_is_including_crlf() -> None:

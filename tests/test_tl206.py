@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from helpers import codes, findings
-from torchlint.config import Settings
-from torchlint.engine import lint_text
-from torchlint.fixing import fix_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
+from torchlint.fix.fixing import fix_text
 
 MODULE = """
 import torch

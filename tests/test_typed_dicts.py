@@ -119,9 +119,9 @@ def test_the_fix_builds_the_literal(project: Path) -> None:
 
 def test_a_class_imported_only_for_annotations_tells_the_file_nothing(project: Path) -> None:
     # A file told something by the project is linted again: only classes it calls count.
-    from torchlint.config import Settings
-    from torchlint.engine import analyze_text
-    from torchlint.semantic.project import ProjectIndex
+    from torchlint.settings.config import Settings
+    from torchlint.analysis.engine import analyze_text
+    from torchlint.project.index import ProjectIndex
 
     write(
         project,

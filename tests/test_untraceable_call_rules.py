@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers import codes, findings
-from torchlint.config import Settings
-from torchlint.engine import lint_text
+from torchlint.settings.config import Settings
+from torchlint.analysis.engine import lint_text
 
 MODULE = """
 import torch

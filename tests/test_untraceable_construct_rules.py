@@ -361,8 +361,8 @@ def test_trace_autograd_ops_silences_autograd_grad_and_backward():
 def test_messages_name_the_construct_and_the_fullgraph_failure():
     from pathlib import Path
 
-    from torchlint.config import Settings
-    from torchlint.engine import lint_text
+    from torchlint.settings.config import Settings
+    from torchlint.analysis.engine import lint_text
 
     source = textwrap.dedent(
         """

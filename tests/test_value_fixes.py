@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import Settings
-from torchlint.diagnostic import Applicability
-from torchlint.engine import lint_text
-from torchlint.fixing import apply_fixes, fix_text
+from torchlint.settings.config import Settings
+from torchlint.report.diagnostic import Applicability
+from torchlint.analysis.engine import lint_text
+from torchlint.fix.fixing import apply_fixes, fix_text
 
 from helpers import write
 from test_fix import torchlint

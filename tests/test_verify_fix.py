@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from torchlint.cli import cli
-from torchlint.config import ConfigResolver
-from torchlint.fixing import fix_files
-from torchlint.line_map import original_line
+from torchlint.settings.config import ConfigResolver
+from torchlint.fix.fixing import fix_files
+from torchlint.parse.line_map import original_line
 from torchlint.verify.fixed_copy import import_root, make_copy
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from torchlint.config import ConfigResolver
-from torchlint.project_files import other_project_files, project_root
+from torchlint.settings.config import ConfigResolver
+from torchlint.files.project_files import other_project_files, project_root
 
 from helpers import check, write
 

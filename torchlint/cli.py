@@ -16,13 +16,13 @@ import click
 
 from torchlint import __version__
 from torchlint.wording import counted
-from torchlint.cache import cache_folder, refused_folder
-from torchlint.config import CliOverrides, ConfigError, ConfigResolver
-from torchlint.diagnostic import FileError
-from torchlint.reporters import FORMATS, ReportContext, render
-from torchlint.reporters.paths import display_path, os_path, readable
+from torchlint.run.cache import cache_folder, refused_folder
+from torchlint.settings.config import CliOverrides, ConfigError, ConfigResolver
+from torchlint.report.diagnostic import FileError
+from torchlint.report import FORMATS, ReportContext, render
+from torchlint.report.paths import display_path, os_path, readable
 from torchlint.rules import all_rules, rule_by_code
-from torchlint.selection import SelectorError, validate
+from torchlint.settings.selection import SelectorError, validate
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -45,7 +45,7 @@ def cli() -> None:
 
 def main() -> None:
     """The console entry point: never a traceback, always an exit code."""
-    from torchlint.workers import stop_on_signals, tune_collector
+    from torchlint.run.workers import stop_on_signals, tune_collector
 
     tune_collector()
     stop_on_signals()
@@ -88,7 +88,7 @@ def _writable_report(ctx: click.Context, param: click.Parameter, path: Path | No
 
 def _refuse_an_input(output_file: Path, named: list[str], resolver: ConfigResolver, force_exclude: bool) -> None:
     """`-o` naming one of the files checked would replace its source with the report."""
-    from torchlint.inputs import is_input
+    from torchlint.files.inputs import is_input
 
     if is_input(output_file, named, resolver, force_exclude=force_exclude):
         raise click.BadParameter(
@@ -155,7 +155,7 @@ def check(
     show_fixes: bool,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for graph breaks."""
-    from torchlint.runner import check_paths, check_stdin
+    from torchlint.run.runner import check_paths, check_stdin
 
     overrides = CliOverrides(
         select=_selectors(select, "--select") if select else None,
@@ -185,7 +185,7 @@ def check(
             _fix_stdin(stdin_filename, resolver, unsafe, diff, quiet, cwd, where)
             return
         if fixing or diff:
-            from torchlint.fixing import fix_paths
+            from torchlint.fix.fixing import fix_paths
 
             fixed = fix_paths(paths or (".",), resolver, unsafe=unsafe, write=not diff, force_exclude=force_exclude,
                               keep_sources=keep_sources, jobs=jobs, **where)
@@ -292,9 +292,9 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
                cwd: Path, where: dict) -> None:
     """An editor's buffer with `--fix`: the fixed text on stdout (with `--diff`, the diff),
     what is left on stderr, as ruff does."""
-    from torchlint.fixing import fix_text
-    from torchlint.runner import check_stdin
-    from torchlint.source import SourceError, decode_source, encode_source
+    from torchlint.fix.fixing import fix_text
+    from torchlint.run.runner import check_stdin
+    from torchlint.files.source import SourceError, decode_source, encode_source
 
     data = sys.stdin.buffer.read()
     try:
@@ -313,7 +313,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if result.problem is not None:
         errors.append(FileError(filename or "-", result.problem))
     if diff:
-        from torchlint.unified_diff import unified_diff
+        from torchlint.files.unified_diff import unified_diff
 
         name = os_path(filename, cwd) if filename else "-"
         click.echo(unified_diff(data, _on_disk(result.text, data), os.fsencode(name)), nl=False)
@@ -336,7 +336,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
 def _on_disk(text: str, original: bytes) -> bytes:
     """``text`` as the file that held ``original`` would hold it: its encoding, its byte
     order mark."""
-    from torchlint.source import SourceError, encode_source
+    from torchlint.files.source import SourceError, encode_source
 
     try:
         return encode_source(text, original)
@@ -345,8 +345,8 @@ def _on_disk(text: str, original: bytes) -> bytes:
 
 
 def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
-    from torchlint.source import SourceError, read_bytes
-    from torchlint.unified_diff import unified_diff
+    from torchlint.files.source import SourceError, read_bytes
+    from torchlint.files.unified_diff import unified_diff
 
     try:
         original = read_bytes(Path(path))
@@ -392,7 +392,7 @@ def _statistics(diagnostics, output_format: str) -> str:
 
 
 def _show_files(paths, resolver: ConfigResolver, force_exclude: bool, cwd: Path) -> None:
-    from torchlint.discovery import discover
+    from torchlint.files.discovery import discover
 
     found = discover(paths, resolver, force_exclude=force_exclude)
     for path in found.files:
@@ -413,7 +413,7 @@ def _show_regions(
     where: dict,
 ) -> None:
     """Each file's compiled functions with the reason, as the check of the same paths sees them."""
-    from torchlint.runner import show_regions, show_regions_stdin
+    from torchlint.run.runner import show_regions, show_regions_stdin
 
     if from_stdin:
         run = show_regions_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, **where)
@@ -479,7 +479,7 @@ def show_rule(code: str) -> None:
 
 def _write_report(report: str, output_file: Path) -> bool:
     """Write the report to ``output_file``; False, with an error line, where it cannot be."""
-    from torchlint.report_file import write_report
+    from torchlint.files.report_file import write_report
 
     problem = write_report(report, output_file)
     if problem is not None:

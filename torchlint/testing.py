@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torchlint.diagnostic import Diagnostic
+    from torchlint.report.diagnostic import Diagnostic
     from torchlint.rules.base import Rule
     from torchlint.verify.breaks import Break
 
@@ -160,9 +160,9 @@ class _Explainer:
 
 
 def _lint_file(filename: str) -> list[Diagnostic]:
-    from torchlint.config import Settings
-    from torchlint.deep_stack import run_with_deep_stack
-    from torchlint.engine import lint_text
+    from torchlint.settings.config import Settings
+    from torchlint.parse.deep_stack import run_with_deep_stack
+    from torchlint.analysis.engine import lint_text
 
     path = Path(filename)
     try:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.parse.cst_walk import walk
 from torchlint.rules.context import RuleContext
 
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.parse.cst_walk import walk
 from torchlint.rules.context import Finding, RuleContext
-from torchlint.semantic.scopes import dotted_name, qualified_name
-from torchlint.semantic.summary import FunctionInfo
+from torchlint.analysis.scopes import dotted_name, qualified_name
+from torchlint.analysis.summary import FunctionInfo
 
 # Families whose findings are graph breaks.
 _BREAK_FAMILIES = ("TL1", "TL2", "TL3", "TL4", "TL5")

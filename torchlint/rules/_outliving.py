@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.parse.cst_walk import walk
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.summary import target_names
+from torchlint.analysis.summary import target_names
 
 _GRADIENT_CALLS = frozenset(
     {

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, guard_statement
-from torchlint.semantic.scopes import dotted_name
+from torchlint.analysis.scopes import dotted_name
 
 GUARD_SUGGESTION = (
     "run it only in eager mode: `if not torch.compiler.is_compiling(): {call}(...)`, "

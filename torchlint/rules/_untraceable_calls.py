@@ -11,7 +11,7 @@ import libcst as cst
 
 from torchlint.rules._side_effects import shown_name
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.scopes import lookup_scope
+from torchlint.analysis.scopes import lookup_scope
 
 
 def built_by(node: cst.BaseExpression | None, names: frozenset[str], ctx: RuleContext) -> cst.Call | None:

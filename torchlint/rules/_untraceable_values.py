@@ -15,9 +15,9 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from torchlint.cst_walk import nested_blocks
+from torchlint.parse.cst_walk import nested_blocks
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _MAX_DEPTH = 6
 _SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from torchlint.diagnostic import Applicability, Severity
+from torchlint.report.diagnostic import Applicability, Severity
 
 FAMILIES = {
     "TL1": "side effects and I/O",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import single_index
-from torchlint.diagnostic import Applicability
+from torchlint.parse.cst_walk import single_index
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._data_dependent import constant_message
 from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, enclosing_block, replace_node
 from torchlint.rules.value_fixes import one_element_read

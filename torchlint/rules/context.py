@@ -12,16 +12,16 @@ from typing import Protocol, runtime_checkable
 
 import libcst as cst
 
-from torchlint.profile import CompileProfile
+from torchlint.settings.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.fixes import FixPlan
-from torchlint.semantic.guards import GuardEvaluator
-from torchlint.semantic.kind_flow import KindEnv
-from torchlint.semantic.kind_vocabulary import Kind
-from torchlint.semantic.project import ProjectFacts
-from torchlint.semantic.regions import CallIndex, Regions
-from torchlint.semantic.scopes import Scope
-from torchlint.semantic.summary import FileSummary, FunctionInfo
+from torchlint.analysis.guards import GuardEvaluator
+from torchlint.analysis.kind_flow import KindEnv
+from torchlint.analysis.kind_vocabulary import Kind
+from torchlint.project.index import ProjectFacts
+from torchlint.analysis.regions import CallIndex, Regions
+from torchlint.analysis.scopes import Scope
+from torchlint.analysis.summary import FileSummary, FunctionInfo
 
 
 @dataclass(frozen=True)

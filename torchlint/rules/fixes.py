@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
-from torchlint.diagnostic import Applicability
-from torchlint.semantic.scopes import dotted_name
+from torchlint.parse.cst_walk import walk
+from torchlint.report.diagnostic import Applicability
+from torchlint.analysis.scopes import dotted_name
 
 GUARD_TEST = "not torch.compiler.is_compiling()"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._side_effects import GUARD_SUGGESTION, eager_only
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext

@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.cst_walk import comparison_operands, single_index, walk
-from torchlint.diagnostic import Applicability
+from torchlint.parse.cst_walk import comparison_operands, single_index, walk
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._data_dependent import mark_condition, raises_only, truthiness_sites
 from torchlint.rules._eager_checks import eager_check
 from torchlint.rules.base import Rule

@@ -4,15 +4,15 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from torchlint.cst_walk import holds
-from torchlint.diagnostic import Applicability
+from torchlint.parse.cst_walk import holds
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._eager_checks import eager_check
 from torchlint.rules._side_effects import eager_only
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, enclosing_block
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _SYMBOLS = {
     cst.Equal: "==",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import comparison_operands
+from torchlint.parse.cst_walk import comparison_operands
 from torchlint.rules._tensor_methods import tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext

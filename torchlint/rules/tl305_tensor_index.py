@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._tensor_methods import positional, tensor_method, torch_function
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.value_fixes import list_as_tensor, one_element_index
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 # Functions and methods whose positional arguments are sizes, which Python must know.
 _SIZE_FUNCTIONS = frozenset({"arange", "zeros", "ones", "empty", "rand", "randn", "randint", "full"})

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.value_fixes import where_fill
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 
 class BooleanMaskIndex(Rule):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._dynamic_shapes import CAPTURE_HINT, calls_op
 from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules.base import Rule

@@ -6,7 +6,7 @@ from torchlint.rules._tensor_methods import positional
 from torchlint.rules._untraceable_calls import report_call, spelled
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _DEEPCOPY = "copy.deepcopy"
 _COPY = "copy.copy"

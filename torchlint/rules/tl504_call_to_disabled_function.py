@@ -6,9 +6,9 @@ import libcst as cst
 from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.regions import DISABLE_FUNCTIONS, NAME, Ref
-from torchlint.semantic.scopes import dotted_name
-from torchlint.semantic.summary import FunctionInfo
+from torchlint.analysis.regions import DISABLE_FUNCTIONS, NAME, Ref
+from torchlint.analysis.scopes import dotted_name
+from torchlint.analysis.summary import FunctionInfo
 
 _SUGGESTION = (
     "make the helper a `torch.library.custom_op` with a `register_fake` (opaque to Dynamo but "

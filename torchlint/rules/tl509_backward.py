@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._untraceable_values import autograd_ops_traced
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _AUTOGRAD_BACKWARD = "torch.autograd.backward"
 _REMEDY = "return the loss and call `.backward()` on it outside the compiled function"

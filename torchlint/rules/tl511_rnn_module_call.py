@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.scopes import dotted_name, lookup_scope, qualified_name
+from torchlint.analysis.scopes import dotted_name, lookup_scope, qualified_name
 
 _RNN_CLASSES = {
     f"torch.nn{module}.{cls}": cls

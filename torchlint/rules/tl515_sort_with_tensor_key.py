@@ -6,7 +6,7 @@ from torchlint.rules._tensor_methods import keyword, positional
 from torchlint.rules._untraceable_values import bound, item_kind
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _SORTED = "builtins.sorted"
 _MIN_MAX = frozenset({"builtins.min", "builtins.max"})

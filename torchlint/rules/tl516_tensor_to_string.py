@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import comparison_operands
+from torchlint.parse.cst_walk import comparison_operands
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.tl102_logging import LOG_METHODS, is_logger
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _TO_STRING = {"builtins.str": "str", "builtins.repr": "repr"}
 _EMPTY = cst.Module(body=[])

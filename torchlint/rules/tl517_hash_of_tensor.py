@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import comparison_operands
+from torchlint.parse.cst_walk import comparison_operands
 from torchlint.rules._untraceable_values import value_before
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _REMEDY = "key a dict by the tensor itself, or compute the value outside the compiled function"

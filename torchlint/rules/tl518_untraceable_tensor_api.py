@@ -6,7 +6,7 @@ from torchlint.rules._outliving import outlives_the_graph
 from torchlint.rules._tensor_methods import keyword, positional, tensor_method
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 # method -> (what goes wrong, the rewrite)
 _METHODS = {

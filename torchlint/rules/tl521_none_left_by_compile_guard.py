@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import walk
+from torchlint.parse.cst_walk import walk
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.summary import FunctionInfo
+from torchlint.analysis.summary import FunctionInfo
 
 
 def _none_checks(test: cst.BaseExpression) -> set[str]:

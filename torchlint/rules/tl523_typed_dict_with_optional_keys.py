@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, replace_node
-from torchlint.semantic.scopes import dotted_name
-from torchlint.semantic.typed_dicts import has_optional_keys
+from torchlint.analysis.scopes import dotted_name
+from torchlint.analysis.typed_dicts import has_optional_keys
 
 _LITERAL = "a dict literal with the same keys (`{...}`), which is the same dict and compiles"
 

@@ -5,8 +5,8 @@ import libcst as cst
 from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more, gb_ids_of
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
-from torchlint.semantic.built_objects import built_object_call
-from torchlint.semantic.summary import FunctionInfo
+from torchlint.analysis.built_objects import built_object_call
+from torchlint.analysis.summary import FunctionInfo
 
 
 class MethodOfObjectBuiltInCompiledCode(Rule):

@@ -4,8 +4,8 @@ import libcst as cst
 
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
-from torchlint.semantic.scopes import lookup_scope
-from torchlint.semantic.summary import ClassInfo
+from torchlint.analysis.scopes import lookup_scope
+from torchlint.analysis.summary import ClassInfo
 
 _ENTER = "__enter__"
 

@@ -5,7 +5,7 @@ import libcst as cst
 from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
-from torchlint.semantic.summary import FunctionInfo
+from torchlint.analysis.summary import FunctionInfo
 
 
 class BreakInLoop(Rule):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from torchlint.diagnostic import Applicability, Severity
+from torchlint.report.diagnostic import Applicability, Severity
 from torchlint.rules.base import Rule
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.cst_walk import single_index, walk
-from torchlint.diagnostic import Applicability
+from torchlint.parse.cst_walk import single_index, walk
+from torchlint.report.diagnostic import Applicability
 from torchlint.rules._tensor_methods import integer_valued, keyword, positional
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, NodeEdit, as_content, binds_torch, replace_node
-from torchlint.semantic.kind_vocabulary import Kind
+from torchlint.analysis.kind_vocabulary import Kind
 
 SAFE, UNSAFE, DISPLAY_ONLY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY
 # What a display-only fix leaves for the author to fill in.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from torchlint.diagnostic import Diagnostic
+from torchlint.report.diagnostic import Diagnostic
 from torchlint.verify.block_spans import block_spans
 from torchlint.rules import all_rules
 

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from torchlint.wording import counted
-from torchlint.reporters.paths import display_path
+from torchlint.report.paths import display_path
 from torchlint.verify.fix_run import CHANGED, FixReport, TargetFix
 from torchlint.verify.report import settings_line, target_label
 

@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.config import ConfigResolver
-from torchlint.diagnostic import FileError
-from torchlint.fixing import FixRun, fix_files
-from torchlint.line_map import original_line
-from torchlint.profile import dynamo_settings
+from torchlint.settings.config import ConfigResolver
+from torchlint.report.diagnostic import FileError
+from torchlint.fix.fixing import FixRun, fix_files
+from torchlint.parse.line_map import original_line
+from torchlint.settings.profile import dynamo_settings
 from torchlint.verify.fixed_copy import FixedCopy, make_copy
 from torchlint.verify.pool import WorkerPool
 from torchlint.verify.run import TargetRuns, VerifyOptions, lint_work, run_targets, what_ran

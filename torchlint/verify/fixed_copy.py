@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.fixing import write_fixed
+from torchlint.fix.fixing import write_fixed
 
 
 def import_root(path: Path) -> tuple[Path, Path]:

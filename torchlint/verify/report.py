@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from torchlint.reporters.paths import display_path
+from torchlint.report.paths import display_path
 from torchlint.verify.compare import Comparison, family_of, rule_for_gb_type
 
 

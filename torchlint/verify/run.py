@@ -7,12 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from torchlint.config import ConfigResolver, Settings
-from torchlint.diagnostic import Diagnostic
-from torchlint.discovery import discover
-from torchlint.engine import module_name
-from torchlint.profile import dynamo_settings
-from torchlint.runner import check_files
+from torchlint.settings.config import ConfigResolver, Settings
+from torchlint.report.diagnostic import Diagnostic
+from torchlint.files.discovery import discover
+from torchlint.analysis.engine import module_name
+from torchlint.settings.profile import dynamo_settings
+from torchlint.run.runner import check_files
 from torchlint.verify.compare import Comparison, compare
 from torchlint.verify.pool import Job, WorkerFailed, WorkerPool
 from torchlint.verify.traced import functions_that_ran

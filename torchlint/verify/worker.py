@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from torchlint.atomic_write import atomic_file
+from torchlint.files.atomic_write import atomic_file
 from torchlint.verify.targets import TARGETS_FUNCTION
 
 _modules: dict[str, Any] = {}

@@ -1,0 +1,67 @@
+"""`torch._dynamo.config.<name> = <constant>`: the Dynamo settings a project sets in code.
+
+Found at module level and inside functions alike (a `main()` that sets them before
+compiling is the common case), through any import spelling: `torch._dynamo.config.x`,
+`import torch._dynamo as dynamo; dynamo.config.x`, `from torch._dynamo import config`.
+`config.patch(...)` contexts are left alone: they hold only for their block.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+
+import libcst as cst
+
+from torchlint.analysis.scopes import Scope, qualified_name
+
+DYNAMO_CONFIG = "torch._dynamo.config"
+
+ConfigValue = bool | int | str
+
+
+def mentions_dynamo(text: str) -> bool:
+    """A cheap test: a file that never says `_dynamo` sets none of its config."""
+    return "_dynamo" in text
+
+
+def constant(node: cst.BaseExpression) -> tuple[bool, ConfigValue | None]:
+    """(True, value) for a bool, int or str literal (`-1` included), else (False, None)."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return True, node.value == "True"
+    if isinstance(node, cst.Integer):
+        return True, int(node.value.replace("_", ""), 0)
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
+        return True, -int(node.expression.value.replace("_", ""), 0)
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        try:
+            return True, ast.literal_eval(node.value)
+        except (ValueError, SyntaxError):
+            return False, None
+    return False, None
+
+
+def collect_dynamo_config(
+    assignments: Iterable[tuple[cst.Attribute, cst.BaseExpression, Scope]],
+) -> dict[str, ConfigValue]:
+    """name -> value for each assignment to a `torch._dynamo.config` attribute; later wins."""
+    found: dict[str, ConfigValue] = {}
+    for target, value, scope in assignments:
+        if qualified_name(target.value, scope) != DYNAMO_CONFIG:
+            continue
+        known, result = constant(value)
+        if known:
+            found[target.attr.value] = result
+    return found
+
+
+def merge(configs: Iterable[Mapping[str, ConfigValue]]) -> dict[str, ConfigValue]:
+    """One dict for the project: files in the order given (by path), a later file winning."""
+    merged: dict[str, ConfigValue] = {}
+    for config in configs:
+        merged.update(config)
+    return merged

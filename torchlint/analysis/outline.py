@@ -1,0 +1,316 @@
+"""A file's outline: what the project index needs from it, small and picklable.
+
+Worker processes lint each file and send back its outline (names, bases, calls, entry
+points; no syntax trees), so the project-wide step works on little data and never parses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.analysis.built_objects import built_object_call
+from torchlint.analysis.decision_inputs import decision_callees
+from torchlint.analysis.kind_vocabulary import TENSOR, Kind, annotation_kind
+from torchlint.analysis.member_kinds import MemberKinds
+from torchlint.analysis.regions import ANY_METHOD, NAME, FileGraph, Ref, Regions, arguments, is_factory, reach
+from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
+from torchlint.analysis.typed_dicts import has_optional_keys
+
+# An edge's target: a function of the same file (its qualified name), or a Ref whose
+# relative names are made absolute.
+Target = str | Ref
+# A class: (True, qualname) for one of this file, (False, absolute dotted name) otherwise.
+ClassName = tuple[bool, str]
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    target: Target
+    reason: str | None
+    explicit: bool
+    fullgraph: bool
+    # For the presumed forward of a class: the class (the project decides if it is a module).
+    module_class: str | None = None
+
+
+@dataclass(frozen=True)
+class ClassOutline:
+    bases: tuple[ClassName, ...]
+    # method name -> the qualified name of the function it is (`forward = _impl` names another)
+    methods: dict[str, str]
+    # why this file alone shows it is an nn.Module, or None
+    module_reason: str | None
+    # the parameters of its own __init__ that positional arguments fill, `self` left out
+    init_params: tuple[str, ...] = ()
+    # (attribute, __init__ parameter): `self.<attribute> = <parameter>` in __init__
+    held: tuple[tuple[str, str], ...] = ()
+    # attributes its methods set to tensors
+    tensor_members: frozenset[str] = frozenset()
+    # classmethods that return an object of the class (`from_dict`)
+    factories: frozenset[str] = frozenset()
+    # a TypedDict with an optional key, by its own body and its bases in the file
+    optional_keys: bool = False
+
+
+@dataclass(frozen=True)
+class ParameterNames:
+    positional: tuple[str, ...]  # what positional arguments fill, `self` left out
+    open: frozenset[str]  # those not annotated as tensors: a caller's tensor tells more
+
+    def named(self, slot: int | str) -> str | None:
+        if isinstance(slot, str):
+            return slot
+        return self.positional[slot] if slot < len(self.positional) else None
+
+
+@dataclass(frozen=True)
+class PassedArguments:
+    """A compiled call into what the file cannot resolve alone, with the tensors it passes."""
+
+    target: Target
+    kinds: tuple[tuple[int | str, Kind], ...]  # (position or keyword, kind)
+
+
+@dataclass(frozen=True)
+class Construction:
+    """`Loop(UNet(), scheduler=DDPMScheduler())`: one argument whose class is known."""
+
+    built: ClassName
+    slot: int | str  # position or keyword
+    given: ClassName
+    site: str  # the function (dotted) or module it is in
+
+
+@dataclass
+class FileOutline:
+    path: str
+    module: str
+    # what relative imports start from: the module itself for a package's __init__
+    package: str
+    # False: the text test showed nothing to trace, so the file was not parsed
+    parsed: bool = True
+    imports: dict[str, str] = field(default_factory=dict)  # module-level name -> dotted name
+    # modules whose public names `from <module> import *` brings in, absolute
+    stars: tuple[str, ...] = ()
+    functions: dict[str, tuple[tuple[Target, str], ...]] = field(default_factory=dict)
+    classes: dict[str, ClassOutline] = field(default_factory=dict)
+    entries: tuple[OutlineEntry, ...] = ()
+    constructions: tuple[Construction, ...] = ()
+    disabled: frozenset[str] = frozenset()
+    # what linting the file on its own found
+    compiled: frozenset[str] = frozenset()
+    fullgraph: frozenset[str] = frozenset()
+    dynamo_config: dict = field(default_factory=dict)
+    # qualified name -> its parameters, for the kinds other files pass
+    parameters: dict[str, ParameterNames] = field(default_factory=dict)
+    passed: tuple[PassedArguments, ...] = ()
+    # the file's functions that return a tensor, by qualified name (as compiled here)
+    tensor_returns: frozenset[str] = frozenset()
+    # the functions, as the file spells them, whose results its decisions read
+    decision_callees: frozenset[str] = frozenset()
+    # the file's functions with a graph break of their own, by qualified name (as compiled here)
+    breaking: frozenset[str] = frozenset()
+    # `__init__` method -> the dotted names, absolute, it calls, itself or through the file's
+    # functions it calls: whether one breaks decides if building its class in compiled code breaks
+    init_callees: dict[str, frozenset[str]] = field(default_factory=dict)
+    # (function, key, method): methods called on objects the function builds itself, by the
+    # key the checker knows them by (see `built_objects`), with what the project resolves
+    built_calls: tuple[tuple[str, str, Target], ...] = ()
+
+
+def package_of(module: str, is_package: bool) -> str:
+    return module if is_package else module.rpartition(".")[0]
+
+
+def absolute(name: str, package: str) -> str | None:
+    """`.layers.helper` from package `pkg` is `pkg.layers.helper`; None above the top."""
+    if not name.startswith("."):
+        return name
+    rest = name.lstrip(".")
+    levels = len(name) - len(rest)
+    parts = package.split(".") if package else []
+    if levels - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (levels - 1)]
+    joined = ".".join(base + ([rest] if rest else []))
+    return joined or None
+
+
+def unparsed_outline(path: str, module: str, is_package: bool) -> FileOutline:
+    return FileOutline(path, module, package_of(module, is_package), parsed=False)
+
+
+def outline_of(
+    summary: FileSummary,
+    graph: FileGraph,
+    regions: Regions,
+    path: str,
+    is_package: bool,
+    passed: Mapping[int, dict[int | str, Kind]] = {},
+    tensor_returns: frozenset[str] = frozenset(),
+    breaking: frozenset[str] = frozenset(),
+) -> FileOutline:
+    """``passed``: the tensors each compiled call passes, by the call's id (the checker's);
+    ``tensor_returns``: the compiled functions that return a tensor (the checker's too);
+    ``breaking``: the compiled functions with a graph break of their own (the rules')."""
+    package = package_of(summary.module_name, is_package)
+
+    def target(node: FunctionInfo | Ref) -> Target | None:
+        if isinstance(node, FunctionInfo):
+            return node.qualname
+        if node.local or node.kind == ANY_METHOD:
+            return node
+        name = absolute(node.name, package)
+        return node._replace(name=name) if name else None
+
+    functions: dict[str, tuple[tuple[Target, str], ...]] = {}
+    for function in summary.functions:
+        edges = []
+        for node, how in graph.edges(function):
+            resolved = target(node)
+            if resolved is not None:
+                edges.append((resolved, how))
+        functions[function.qualname] = functions.get(function.qualname, ()) + tuple(edges)
+
+    built_calls = []
+    for function in summary.functions:
+        for call in function.calls:
+            built = built_object_call(call, function, graph.index)
+            for method in built.methods if built is not None else ():
+                resolved = method.qualname if isinstance(method, FunctionInfo) else target(method)
+                if resolved is not None:
+                    built_calls.append((function.qualname, built.key, resolved))
+
+    passed_on = []
+    for function in regions.compiled if passed else ():
+        for call in function.calls:
+            kinds = passed.get(id(call))
+            for node, _ in graph.index.callees(call.func, function) if kinds else ():
+                resolved = target(node) if isinstance(node, Ref) else None
+                if resolved is not None:
+                    passed_on.append(PassedArguments(resolved, tuple(kinds.items())))
+
+    def class_name(cls: ClassInfo | str | None) -> ClassName | None:
+        if isinstance(cls, ClassInfo):
+            return (True, cls.qualname)
+        name = absolute(cls, package) if cls else None
+        return (False, name) if name else None
+
+    classes = {}
+    index = graph.index
+    members = MemberKinds()
+    for qualname, info in summary.classes.items():
+        bases = []
+        for base in info.bases:
+            local = index.local_class(base, info.enclosing)
+            name = class_name(local or index.project_name(base, info.enclosing))
+            if name is not None:
+                bases.append(name)
+        init = info.methods.get("__init__")
+        classes[qualname] = ClassOutline(
+            tuple(bases),
+            {name: method.qualname for name, method in info.methods.items()},
+            index.module_reason(info),
+            tuple(param.name.value for param in init.positional) if init is not None else (),
+            tuple(info.held.items()),
+            members.tensor_members(info),
+            frozenset(name for name, method in info.methods.items() if is_factory(method, info)),
+            has_optional_keys(info, index.local_bases),
+        )
+
+    constructions = []
+    for built, call, scope, function in index.constructions():
+        built_name = class_name(built)
+        for slot, value in arguments(call) if built_name is not None else ():
+            given = class_name(index.instance_class(value, function, scope))
+            if given is not None:
+                constructions.append(Construction(built_name, slot, given, index.site(function)))
+
+    entries = []
+    for entry in graph.entries(candidates=True):
+        resolved = target(entry.target)
+        if resolved is not None:
+            module_class = entry.module_class.qualname if entry.module_class is not None else None
+            entries.append(OutlineEntry(resolved, entry.reason, entry.explicit, entry.fullgraph, module_class))
+
+    imports = {}
+    for local_name, name in summary.scope.imports.items():
+        resolved_name = absolute(name, package)
+        if resolved_name:
+            imports[local_name] = resolved_name
+
+    stars = (absolute(name, package) for name in summary.scope.star_imports)
+    return FileOutline(
+        path=path,
+        module=summary.module_name,
+        package=package,
+        imports=imports,
+        stars=tuple(name for name in stars if name),
+        functions=functions,
+        classes=classes,
+        entries=tuple(entries),
+        constructions=tuple(constructions),
+        disabled=frozenset(function.qualname for function in graph.disabled),
+        compiled=frozenset(function.qualname for function in regions.compiled),
+        fullgraph=frozenset(function.qualname for function in regions.fullgraph),
+        dynamo_config=dict(summary.dynamo_config),
+        parameters={function.qualname: _parameter_names(function) for function in summary.functions},
+        passed=tuple(passed_on),
+        tensor_returns=tensor_returns,
+        decision_callees=decision_callees(_calling_the_project(graph, summary)),
+        breaking=breaking,
+        init_callees=_init_callees(graph, summary, package),
+        built_calls=tuple(built_calls),
+    )
+
+
+def _calling_the_project(graph: FileGraph, summary: FileSummary) -> list[cst.FunctionDef]:
+    """The functions that call a function another file of the project may define: the only
+    ones whose decisions the project's return kinds can change. Not only those compiled here:
+    another file's compiled code may call the others."""
+    return [
+        function.node
+        for function in summary.functions
+        if any(_into_the_project(node) for node, _ in graph.edges(function))
+    ]
+
+
+def _into_the_project(node: FunctionInfo | Ref) -> bool:
+    """An edge to a function another file of the project may define."""
+    return type(node) is Ref and node.kind == NAME and not node.local
+
+
+def _init_callees(graph: FileGraph, summary: FileSummary, package: str) -> dict[str, frozenset[str]]:
+    """For each class's `__init__`, what it calls in other files, directly or through
+    functions of this file."""
+    found = {}
+    for info in summary.classes.values():
+        init = info.methods.get("__init__")
+        if init is None or init.qualname in found:
+            continue
+        reached = reach([(init, "")], graph.local_edges, frozenset(), lambda *_: "")
+        names = {
+            name
+            for function in reached
+            for node, _ in graph.edges(function)
+            if _into_the_project(node) and (name := absolute(node.name, package))
+        }
+        if names:
+            found[init.qualname] = frozenset(names)
+    return found
+
+
+def _parameter_names(function: FunctionInfo) -> ParameterNames:
+    named = [*function.positional, *function.node.params.kwonly_params]
+    tensors = {
+        param.name.value
+        for param in named
+        if param.annotation is not None and annotation_kind(param.annotation.annotation, function.enclosing) is TENSOR
+    }
+    return ParameterNames(
+        tuple(param.name.value for param in function.positional),
+        frozenset(param.name.value for param in named) - tensors,
+    )

@@ -1,0 +1,287 @@
+"""Parsing, and line and column numbers for the few nodes that are reported.
+
+libcst's PositionProvider records a range for every node of the module and costs about
+twice the parse. Findings are rare, so positions are computed once per file that has
+any, by regenerating the code while counting characters and recording only the
+requested nodes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from torchlint.parse.cst_walk import holds
+from torchlint.report.diagnostic import Location
+from torchlint.parse.parsing import parse_module
+from torchlint.files.source import LINE_END
+
+
+@dataclass
+class _OffsetTrackingState(CodegenState):
+    offset: int = 0
+    targets: set = field(default_factory=set)
+    # id(node) -> (start offset, end offset), whitespace excluded where libcst says so.
+    spans: dict = field(default_factory=dict)
+    _inclusive: dict = field(default_factory=dict)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.targets:
+            self._inclusive[id(node)] = [self.offset, self.offset]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        span = self._inclusive.get(id(node))
+        if span is not None:
+            span[1] = self.offset
+            self.spans.setdefault(id(node), (span[0], span[1]))
+
+    @contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> Iterator[None]:
+        if id(node) not in self.targets:
+            yield
+            return
+        for hoisted in (start_node, end_node):
+            if hoisted is not None:
+                self.targets.add(id(hoisted))
+        start = self.offset
+        yield
+        end = self.offset
+        if start_node is not None:
+            start = self.spans[id(start_node)][0]
+        if end_node is not None:
+            end = self.spans[id(end_node)][1]
+        self.spans[id(node)] = (start, end)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts."""
+    return [0] + [match.end() for match in LINE_END.finditer(text)]
+
+
+class LineIndex:
+    """Turns character offsets into 1-based rows and columns.
+
+    ``shifts``: row -> characters removed from the start of that row in the text indexed,
+    added back to its columns.
+    """
+
+    def __init__(self, text: str, shifts: Mapping[int, int] = {}) -> None:
+        self._starts = line_starts(text)
+        self._shifts = shifts
+
+    def row_index(self, offset: int) -> int:
+        """The 0-based row of ``offset``."""
+        return bisect.bisect_right(self._starts, offset) - 1
+
+    def line_start(self, row: int) -> int:
+        """The offset where 0-based row ``row`` starts."""
+        return self._starts[row]
+
+    def location(self, offset: int) -> Location:
+        row = self.row_index(offset)
+        return Location(row + 1, offset - self._starts[row] + 1 + self._shifts.get(row + 1, 0))
+
+
+class Parsed(NamedTuple):
+    module: cst.Module
+    lines: LineIndex  # places the module's code in the text it was parsed from
+    code: str  # the text the module was parsed from: its code
+
+
+# Indentation up to its last form feed: CPython's tokenizer starts counting the
+# indentation again after a form feed, so this part counts for nothing.
+_FORM_FEED_INDENT = re.compile(r"[ \t\f]*\f")
+
+
+def parse(text: str) -> Parsed:
+    """libcst's tree of ``text``.
+
+    libcst mishandles a form feed in indentation: a block nested in one whose first line
+    starts with it does not parse, and regenerating the code drops or repeats it, which
+    moves every offset after it. It parses a copy without those form feeds (and what
+    precedes them on their line) instead; the rows stay, and their columns are shifted back.
+    """
+    global _last_parsed
+    last = _last_parsed
+    if last is not None and last[0] == text:
+        return last[1]
+    copy, shifts = _without_form_feed_indents(text)
+    parsed = Parsed(parse_module(copy), LineIndex(copy, shifts), copy)
+    _last_parsed = (text, parsed)
+    return parsed
+
+
+# The last text parsed and its tree (trees never change): a file outlined and then linted
+# with what its project tells it, one step after the other, is parsed once. Only the last
+# is kept, as a whole project's trees would not fit in memory.
+_last_parsed: tuple[str, Parsed] | None = None
+
+
+def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:
+    if "\f" not in text:
+        return text, {}
+    starts = line_starts(text)
+    cuts = {}
+    for row, start in enumerate(starts, start=1):
+        match = _FORM_FEED_INDENT.match(text, start)
+        if match is not None:
+            cuts[row] = (start, match.end())
+    inside = _rows_inside_tokens(text) if cuts else None
+    if inside is None:
+        return text, {}  # nothing to cut, or tokenize rejects the text: parse it as it is
+    for row in inside:
+        cuts.pop(row, None)
+    pieces, at = [], 0
+    for start, end in cuts.values():
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces), {row: end - start for row, (start, end) in cuts.items()}
+
+
+def _rows_inside_tokens(text: str) -> set[int] | None:
+    """Rows that start inside a token (a string over several lines: their form feeds are
+    the string's), or None where tokenize rejects the text."""
+    rows = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            rows.update(range(token.start[0] + 1, token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return rows
+
+
+def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Location, Location]]:
+    """Start and end of each node in ``nodes``, keyed by ``id(node)``."""
+    wanted = {id(node) for node in nodes}
+    if not wanted:
+        return {}
+    spans = _spans_in_statements(parsed, wanted)
+    if spans is None or not wanted <= spans.keys():
+        spans = _regenerated(parsed.module, parsed.module, wanted).spans
+    index = parsed.lines
+    return {
+        key: (index.location(start), index.location(end))
+        for key, (start, end) in spans.items()
+        if key in wanted
+    }
+
+
+def _regenerated(module: cst.Module, node: cst.CSTNode, wanted: set[int]) -> _OffsetTrackingState:
+    """``node``'s code regenerated (its tokens), with the offsets of the ``wanted`` nodes in it."""
+    state = _OffsetTrackingState(
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        targets=set(wanted),
+    )
+    node._codegen(state)
+    return state
+
+
+def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
+    """The spans from regenerating only the top-level `def`s and `class`es that hold a
+    wanted node, each placed where its header line stands in the text; None when one
+    cannot be placed that way (the whole module is regenerated instead)."""
+    module = parsed.module
+    spans: dict[int, tuple[int, int]] = {}
+    left = set(wanted)
+    seen: dict[tuple[str, str], int] = {}
+    headers: dict[tuple[str, str], list[int]] | None = None
+    for statement in module.body:
+        header = _header(statement)
+        if header is not None:
+            # The how-manieth top-level statement with this header: a name defined twice.
+            seen[header] = occurrence = seen.get(header, 0) + 1
+        if not left:
+            break
+        if not holds(statement, left):
+            continue
+        if header is None:
+            return None
+        state = _regenerated(module, statement, wanted)
+        if headers is None:
+            headers = _header_lines(parsed.code)
+        start = _place(parsed, "".join(state.tokens), header, headers.get(header, ()), occurrence)
+        if start is None:
+            return None
+        spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
+        left -= state.spans.keys()
+    return spans
+
+
+def _header(statement: cst.BaseStatement) -> tuple[str, str] | None:
+    """(keyword, name) of a top-level `def`, `async def` or `class`."""
+    if isinstance(statement, cst.FunctionDef):
+        return ("def" if statement.asynchronous is None else "async def", statement.name.value)
+    if isinstance(statement, cst.ClassDef):
+        return ("class", statement.name.value)
+    return None
+
+
+# A header at the start of a line: what no other line of code starts with.
+_HEADER_LINE = re.compile(r"^(?:(async)[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+
+
+def _header_lines(code: str) -> dict[tuple[str, str], list[int]]:
+    """Where each (keyword, name) header starts a line of ``code``, in order: found in one
+    pass, however many statements are then placed."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for match in _HEADER_LINE.finditer(code):
+        found.setdefault(_as_header(match), []).append(match.start())
+    return found
+
+
+def _place(parsed: Parsed, regenerated: str, header: tuple[str, str], starts: Sequence[int], occurrence: int) -> int | None:
+    """Where ``regenerated``, a top-level statement's code, starts in the module's code: its
+    header is the ``occurrence``-th line there that starts with ``header`` (``starts``), and
+    it starts as many lines above that as it has lines before its header (comments,
+    decorators)."""
+    own = next((m for m in _HEADER_LINE.finditer(regenerated) if _as_header(m) == header), None)
+    if own is None or occurrence > len(starts):
+        return None
+    found = starts[occurrence - 1]
+    row = parsed.lines.row_index(found) - len(LINE_END.findall(regenerated, 0, own.start()))
+    if row < 0:
+        return None
+    start = parsed.lines.line_start(row)
+    return start if parsed.code.startswith(regenerated, start) else None
+
+
+def _as_header(match: re.Match) -> tuple[str, str]:
+    is_async, keyword, name = match.groups()
+    return (f"async {keyword}" if is_async else keyword, name)
+
+
+def header_end(statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The last node of a compound statement's header, where there is one to end on."""
+    if isinstance(statement, cst.For):
+        return statement.iter
+    if isinstance(statement, cst.While):
+        return statement.test
+    if isinstance(statement, cst.With) and statement.items:
+        return statement.items[-1]
+    return None
