@@ -28,7 +28,7 @@ import libcst
 
 from _cache import DEFAULT_CACHE, cache_dir
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 
 DEFAULT_TRANSFORMERS = "4.57.1"
 TARGET_RATIO = 2.0

@@ -75,7 +75,7 @@ def _lint_rows(source: str, path: Path, code: str) -> tuple[set[int], set[str]]:
     finding that reports on breaks (TL524's `super().__init__()`) is a break of its own too.
     """
     from torchlint.settings.config import Settings
-    from torchlint.analysis.engine import lint_text
+    from torchlint.project.resolve import lint_text
 
     rows: set[int] = set()
     inner_codes: set[str] = set()
@@ -182,7 +182,7 @@ def _fixed(source: str, path: Path) -> str | None:
     """The Example after `--fix --unsafe-fixes` (every pass), or None when nothing is fixed.
     A pass dropped for not compiling is a failure of the fix."""
     from torchlint.settings.config import Settings
-    from torchlint.analysis.engine import lint_text
+    from torchlint.project.resolve import lint_text
     from torchlint.fix.fixing import fix_text
 
     result = fix_text(source, lambda text: lint_text(text, str(path), Settings(root=path.parent)), True, str(path))

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from torchlint.cli import cli
 from torchlint.settings.config import ConfigResolver, Settings
-from torchlint.analysis.engine import describe_regions, lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.run.cache import Cache
-from torchlint.run.runner import _Memo, _ProjectRun
+from torchlint.run.runner import _project
 from torchlint.run.workers import Workers
 
 # A module whose forward prints: one TL101 at 7:9.
@@ -110,18 +110,12 @@ def check(*args: str) -> list[tuple[str, int, str]]:
 
 
 def indexed_regions(paths: list[Path]) -> set[str]:
-    """The compiled functions the project index finds over ``paths``, once it is checked
-    that linting each file with what the index tells it finds the same ones."""
+    """The compiled functions the project's solve finds over ``paths``, by qualified name."""
     resolver = ConfigResolver()
     work = [(path, resolver.for_path(path)) for path in paths]
     with Workers(1) as workers:
-        run = _ProjectRun(work, _Memo(workers, Cache(None), {}), keep_sources=False)
-    for path, settings in work:
-        facts = run.facts(str(path))
-        from_index = {q for (where, q) in run.index.compiled if where == str(path)}
-        from_lint = {row.qualname for row in describe_regions(path.read_text(), str(path), settings, project=facts)}
-        assert from_lint == from_index, path.name
-    return {q for (_, q) in run.index.compiled}
+        project, _ = _project(work, (), workers, Cache(None), {}, False, None)
+    return {qualname for (_, qualname) in project.solution.compiled}
 
 
 def without_root_privileges() -> list[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent

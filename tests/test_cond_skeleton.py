@@ -10,7 +10,7 @@ import pytest
 
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Applicability
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.fix.fix_edits import splice
 
 

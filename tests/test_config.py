@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.settings.config import CliOverrides, ConfigError, ConfigResolver, load_config
-from torchlint.analysis.engine import codes_for, codes_for_file
+from torchlint.settings.selection import codes_for, codes_for_file
 from torchlint.settings.selection import enabled_codes
 
 

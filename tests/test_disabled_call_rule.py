@@ -12,8 +12,10 @@ from click.testing import CliRunner
 from helpers import codes, findings
 from torchlint.cli import cli
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
-from torchlint.project.index import ProjectFacts
+from torchlint.project.resolve import lint_text
+from torchlint.analysis.conditions import Compiled, Condition, Disabled
+from torchlint.analysis.engine import analyze_text
+from torchlint.settings.profile import CompileProfile
 
 HELPERS = """
 import torch
@@ -206,11 +208,27 @@ def plain(t):
 """
 
 
-def test_imported_disabled_function_through_project_facts() -> None:
-    facts = ProjectFacts(disabled_imports=frozenset({"lookup", "cache.lookup"}))
-    diagnostics = lint_text(MODEL, "/project/pkg/model.py", Settings(root=Path("/project")), project=facts)
-    rows = [(d.code, d.location.row) for d in diagnostics]
-    assert rows == [("TL504", 10), ("TL504", 11)]
+def _pending_disabled(source: str) -> list[tuple[int, Condition]]:
+    """(row, condition) of each TL504 the file alone finds, before the project answers."""
+    settings = Settings(root=Path("/project"))
+    analysis = analyze_text(source, "/project/pkg/model.py", settings, CompileProfile())
+    return [(p.diagnostic.location.row, p.condition) for p in analysis.pending if p.diagnostic.code == "TL504"]
+
+
+def _disabled_names(condition: Condition) -> list[str]:
+    return [fact.function.name for fact in condition.facts() if isinstance(fact, Disabled)]
+
+
+def test_imported_disabled_function_hangs_on_the_project() -> None:
+    """Each imported function may be disabled in the other file: each call is a finding that
+    stands where the project finds the function it names disabled."""
+    found = _pending_disabled(MODEL)
+    assert [row for row, _ in found] == [10, 11, 12]
+    for _, condition in found:
+        assert {type(fact) for fact in condition.facts()} == {Compiled, Disabled}
+    assert [_disabled_names(condition) for _, condition in found] == [
+        ["pkg.cache.lookup"], ["pkg.cache.lookup"], ["pkg.cache.plain"]
+    ]
 
 
 def test_imported_name_alone_is_not_enough() -> None:
@@ -218,10 +236,9 @@ def test_imported_name_alone_is_not_enough() -> None:
 
 
 def test_a_local_name_shadowing_a_disabled_import() -> None:
-    facts = ProjectFacts(disabled_imports=frozenset({"lookup"}))
     source = MODEL.replace("        y = lookup(x)", "        lookup = plain\n        y = lookup(x)")
-    diagnostics = lint_text(source, "/project/pkg/model.py", Settings(root=Path("/project")), project=facts)
-    assert [d.location.row for d in diagnostics] == []
+    # `lookup(x)` (row 11) calls the local name, not the import.
+    assert [row for row, _ in _pending_disabled(source)] == [12, 13]
 
 
 def test_disabled_function_of_another_linted_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

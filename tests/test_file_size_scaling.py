@@ -17,11 +17,11 @@ import libcst as cst
 from torchlint.parse import cst_walk
 from torchlint.settings.config import Settings
 from torchlint.parse.cst_walk import nested_blocks
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.rules import _untraceable_values
 from torchlint.analysis import (
     expression_kinds,
-    interprocedural_kinds,
+    file_kinds,
     kind_flow,
     kind_vocabulary,
     member_kinds,
@@ -39,7 +39,7 @@ _KIND_MODULES = (
     parameter_binding,
     kind_flow,
     member_kinds,
-    interprocedural_kinds,
+    file_kinds,
 )
 
 # Linear steps do the same work per line of input at any size; a scan per lookup does

@@ -9,7 +9,7 @@ import pytest
 
 from test_fix import CHECK, RAISES
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.fix.fixing import fix_text
 
 

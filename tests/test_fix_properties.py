@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.fix.fixing import MAX_PASSES, fix_text
 
 GUARD = "if not torch.compiler.is_compiling():"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.verify.compare import expectations
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import findings
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 
 HEADER = """
 import contextlib
@@ -124,8 +124,13 @@ def test_silent_under_fullgraph():
     assert [c for c, _ in findings(source)] == ["TL101"]
 
 
-def test_not_reported_when_the_inner_rule_is_off():
-    assert findings(forward_with("for i in range(2):\n    print(i)\n"), ignore=("TL101",)) == []
+def test_reported_when_the_inner_rule_is_not_shown():
+    """Selection filters only what is printed: the print still breaks the graph, and still
+    makes Dynamo skip the frame, whether or not TL101 is shown."""
+    source = forward_with("for i in range(2):\n    print(i)\n")
+    shown = [code for code, _ in findings(source, ignore=("TL101",))]
+    assert shown == ["TL601"]
+    assert [code for code, _ in findings(source, select=("TL601",))] == ["TL601"]
 
 
 def test_noqa_on_the_loop_line():

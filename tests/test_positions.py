@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from torchlint.cli import cli
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import ParserLimit, _syntax_error, lint_text
+from torchlint.analysis.engine import ParserLimit, syntax_error as _syntax_error
+from torchlint.project.resolve import lint_text
 from torchlint.report.diagnostic import Location
 from torchlint.parse.positions import _regenerated, _spans_in_statements, locate, parse
 from torchlint.report.suppression import find_directives

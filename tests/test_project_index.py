@@ -11,11 +11,14 @@ from click.testing import CliRunner
 
 from helpers import SharedLog, check, indexed_regions, write
 from torchlint.analysis.checker import Checker
+from torchlint.analysis.dynamo_config import dynamo_config_of
 from torchlint.cli import cli
 from torchlint.settings.config import Settings
 from torchlint.analysis.engine import analyze_text
-from torchlint.project.index import ProjectFacts, ProjectIndex
-from torchlint.analysis.regions import compiled_regions
+from torchlint.project.index import ProjectIndex
+from torchlint.settings.profile import CompileProfile
+from torchlint.analysis.outline import outline_of
+from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.summary import summarize
 
 MODEL = """
@@ -316,8 +319,9 @@ def test_fullgraph_in_one_file() -> None:
         ),
         "pkg.model",
     )
-    regions = compiled_regions(summary)
-    fullgraph = {function.qualname for function in regions.fullgraph}
+    index = ProjectIndex([outline_of(summary, FileGraph(summary), "pkg/model.py", False)])
+    index.solve()
+    fullgraph = {qualname for _, qualname in index.fullgraph}
     # `inner` is also compiled on its own without fullgraph; Free is only presumed compiled.
     assert fullgraph == {"Net.forward", "decorated", "optimized"}
 
@@ -359,22 +363,16 @@ def test_dynamo_config_assignments(project: Path, monkeypatch: pytest.MonkeyPatc
     log = SharedLog(tmp_path / "seen.log")
     original = Checker.run
 
-    def spy(self, summary, regions, *args, project_facts=None, **kwargs):
-        log.append([summary.module_name, project_facts.dynamo_config, project_facts.compiled_elsewhere])
-        return original(self, summary, regions, *args, project_facts=project_facts, **kwargs)
+    def spy(self, summary, graph, profile=None):
+        log.append([summary.module_name, profile.capture_scalar_outputs])
+        return original(self, summary, graph, profile)
 
     monkeypatch.setattr(Checker, "run", spy)
     check("pkg", "--jobs", "1")
-    seen = {name: (config, elsewhere) for name, config, elsewhere in log.values()}
-    # Every file's lint sees the whole project's config, and the file that another makes
-    # compiled sees which of its functions that is.
+    # Every file is analysed under the whole project's config.
     # (the empty __init__.py is never parsed: nothing in it can be compiled)
-    assert {name: config for name, (config, _) in seen.items()} == dict.fromkeys(
-        ["pkg.model", "pkg.utils", "pkg.setup"], expected
-    )
-    assert seen["pkg.utils"][1] == {
-        "helper": "called from pkg.model.Net.forward, reached from other file pkg/model.py"
-    }
+    assert dict(log.values()) == dict.fromkeys(["pkg.model", "pkg.utils", "pkg.setup"], True)
+    assert dynamo_config_of(setup) == expected
 
 
 def test_show_regions_lists_each_file_with_reasons(project: Path) -> None:
@@ -504,12 +502,13 @@ def test_outlines_resolve_without_the_cli(tmp_path: Path) -> None:
     }
     outlines = []
     for name, text in texts.items():
-        _, outline = analyze_text(text, str(tmp_path / name), settings, parse_always=True)
-        outlines.append(outline)
+        analysis = analyze_text(text, str(tmp_path / name), settings, CompileProfile(), parse_always=True)
+        outlines.append(analysis.outline)
     index = ProjectIndex(outlines)
-    facts = index.facts_for(str(tmp_path / "pkg/utils.py"))
-    assert facts is not None and set(facts.compiled_elsewhere) == {"helper"}
-    assert index.facts_for(str(tmp_path / "pkg/model.py")) is None
+    index.solve()
+    utils = str(tmp_path / "pkg/utils.py")
+    assert {qualname for path, qualname in index.compiled if path == utils} == {"helper"}
+    assert "reached from other file" in index.compiled[(utils, "helper")]
 
 
 

@@ -12,15 +12,18 @@ from click.testing import CliRunner
 from helpers import check, findings, indexed_regions, write
 from torchlint.cli import cli
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import describe_regions
-from torchlint.analysis.regions import compiled_regions
-from torchlint.analysis.summary import summarize
+from torchlint.project.resolve import describe_text
+
+
+def describe_regions(text: str, path: str, settings: Settings):
+    return describe_text(text, path, settings)
 
 
 def compiled(source: str, entry_points: tuple[str, ...] = (), module_name: str = "pkg.model") -> dict[str, str]:
-    summary = summarize(cst.parse_module(textwrap.dedent(source)), module_name)
-    regions = compiled_regions(summary, entry_points)
-    return {function.qualname: reason for function, reason in regions.compiled.items()}
+    root = Path("/project")
+    path = root / (module_name.replace(".", "/") + ".py")
+    rows = describe_text(textwrap.dedent(source), str(path), Settings(root=root, entry_points=entry_points))
+    return {line.qualname: line.reason for line in rows if line.status != "disabled"}
 
 
 def test_forward_of_modules_through_aliases_and_local_bases() -> None:

@@ -13,7 +13,7 @@ from torchlint.analysis.checker import Checker, LintContext
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.analysis.guards import GuardEvaluator
-from torchlint.analysis.regions import compiled_regions
+from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.summary import summarize
 
 RULES = Path(__file__).resolve().parent.parent / "torchlint" / "rules"
@@ -78,7 +78,7 @@ class _Recorder(Rule):
 
 def _compiled_file(source: str):
     summary = summarize(cst.parse_module(textwrap.dedent(source)), "pkg.model")
-    return summary, compiled_regions(summary)
+    return summary, FileGraph(summary)
 
 
 COMPILED_CALLS = """

@@ -19,7 +19,7 @@ import pytest
 
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Diagnostic
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.report import ReportContext, render
 from torchlint.rules import all_rules
 from torchlint.rules.base import Rule

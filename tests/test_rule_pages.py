@@ -21,7 +21,7 @@ from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
 from helpers import dynamo_workers
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Applicability
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.verify.pool import Job, WorkerPool
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import codes, findings
 from torchlint.settings.config import Settings
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 
 MODULE = """
 import io

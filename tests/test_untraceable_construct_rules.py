@@ -362,7 +362,7 @@ def test_messages_name_the_construct_and_the_fullgraph_failure():
     from pathlib import Path
 
     from torchlint.settings.config import Settings
-    from torchlint.analysis.engine import lint_text
+    from torchlint.project.resolve import lint_text
 
     source = textwrap.dedent(
         """

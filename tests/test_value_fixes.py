@@ -14,7 +14,7 @@ import pytest
 
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Applicability
-from torchlint.analysis.engine import lint_text
+from torchlint.project.resolve import lint_text
 from torchlint.fix.fixing import apply_fixes, fix_text
 
 from helpers import write

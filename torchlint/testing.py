@@ -162,7 +162,7 @@ class _Explainer:
 def _lint_file(filename: str) -> list[Diagnostic]:
     from torchlint.settings.config import Settings
     from torchlint.parse.deep_stack import run_with_deep_stack
-    from torchlint.analysis.engine import lint_text
+    from torchlint.project.resolve import lint_text
 
     path = Path(filename)
     try:

@@ -1,80 +1,229 @@
-"""Runs the rules over the code Dynamo traces: compiled functions, minus guarded branches."""
+"""Runs every rule over every function of one file, once, and records what the project's
+solve needs from the walk: what each call into the project passes, what each function
+returns.
+
+Whether a function is compiled, and what callers pass or callees return, is the project's
+to say: a finding holds where its ``condition`` does (`conditions`). A rule is written for
+plain kinds; where it reads an open one (`open_kinds`), it runs in both worlds, and a
+finding made in one of them only holds where the facts it read say that world is the real
+one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from torchlint.parse.cst_walk import parent_map, walk
-from torchlint.settings.profile import CompileProfile
-from torchlint.rules.base import Rule
-from torchlint.rules.context import Finding
-from torchlint.rules.fixes import FixPlan
+from torchlint.analysis.conditions import (
+    FALSE,
+    TRUE,
+    Compiled,
+    Condition,
+    Fact,
+    Fullgraph,
+    Target,
+    all_of,
+    any_of,
+    negated,
+)
+from torchlint.analysis.file_kinds import FileKinds
 from torchlint.analysis.guards import NOTHING_RULED_OUT, GuardEvaluator, GuardedFile, RuledOut
-from torchlint.analysis.interprocedural_kinds import Elsewhere, FileKinds
 from torchlint.analysis.kind_flow import KindEnv
-from torchlint.analysis.kind_vocabulary import Kind, is_data_dependent
+from torchlint.analysis.kind_vocabulary import TENSOR, Kind, is_data_dependent
+from torchlint.analysis.open_kinds import EVERY, Held, OpenKind
 from torchlint.analysis.path_conditions import PathConditions, path_conditions
-from torchlint.project.index import ProjectFacts
-from torchlint.analysis.regions import CallIndex, Regions, arguments, may_be_project
+from torchlint.analysis.regions import CallIndex, FileGraph, arguments
 from torchlint.analysis.scopes import Scope, assigned_value, qualified_name
 from torchlint.analysis.statement_flow import FlowEvents, SimpleStatements, walk_function
 from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
-
+from torchlint.parse.cst_walk import parent_map, walk
+from torchlint.rules.base import Rule
+from torchlint.rules.context import BreakMet, Finding
+from torchlint.rules.fixes import FixPlan
+from torchlint.settings.profile import CompileProfile
 
 # Under `fullgraph=True` any break is an error: every finding there says so.
 FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A call into the project's code: what it may run, and what it hands over."""
+
+    targets: tuple[Target, ...]
+    # (position or keyword, what is passed) for the values that are, or may be, tensors
+    passed: tuple[tuple[int | str, Held], ...]
+    # (position or keyword, the caller's parameter passed as it came in)
+    handed: tuple[tuple[int | str, str], ...]
+
+
+@dataclass(frozen=True)
+class FunctionKinds:
+    """What the project's solve reads of one function's kinds."""
+
+    returns: Held
+    # per element, when every return is a tuple literal of one length
+    elements: tuple[Held, ...] | None
+    # parameters the body uses as only a tensor can be used
+    evidence: frozenset[str]
+    calls: tuple[CallRecord, ...]
+
+
+@dataclass
+class CheckedFile:
+    findings: list[Finding] = field(default_factory=list)
+    # qualified name -> what its walk found of kinds
+    kinds: dict[str, FunctionKinds] = field(default_factory=dict)
+
 
 class LintContext:
     """The state of the walk through one file, and the answers to what rules ask about it:
     implements ``RuleContext``, which is all that rules see of it."""
 
-    def __init__(
-        self,
-        summary: FileSummary,
-        regions: Regions,
-        guarded: GuardedFile,
-        profile: CompileProfile,
-        project_facts: ProjectFacts | None = None,
-        call_index: CallIndex | None = None,
-    ) -> None:
-        """``guarded``: what the file's guards rule out, which the walk skips and the kinds
-        leave out. ``call_index``: the file's call resolver, the region graph's."""
+    def __init__(self, summary: FileSummary, graph: FileGraph, guarded: GuardedFile, profile: CompileProfile) -> None:
         self.summary = summary
-        self.regions = regions
+        # The functions the file's own compile sites reach only with fullgraph=True: taken for
+        # fullgraph ones (scalars captured, every break a failure) until the project says.
+        self.local_fullgraph = graph.fullgraph_here()
+        self.graph = graph
         self.guarded = guarded
         self.guards = guarded.guards
         self.profile = profile
-        self.project_facts = project_facts
-        module_classes = project_facts.module_classes if project_facts is not None else {}
         # Resolves calls to the file's functions and classes, for regions, kinds and rules.
-        self.call_index = call_index if call_index is not None else CallIndex(summary, module_classes)
+        self.call_index: CallIndex = graph.index
+        self.disabled = graph.disabled
         self.function: FunctionInfo | None = None
         self.statement: cst.CSTNode | None = None
         self.findings: list[Finding] = []
         self.enclosing: list[cst.CSTNode] = []
-        # Nodes a rule has already dealt with (a condition's parts, an assignment's target).
-        self.handled: set[int] = set()
+        # Nodes a rule has already dealt with (a condition's parts), one set per world.
+        self._handled: tuple[set[int], set[int]] = (set(), set())
         # What the guards leave out of the current function.
         self.ruled_out: RuledOut = NOTHING_RULED_OUT
-        fullgraph = getattr(regions, "fullgraph", ())
         self.file_kinds = FileKinds(
             summary,
-            scalars_captured=lambda function: profile.capture_scalar_outputs or function in fullgraph,
-            shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in fullgraph,
-            elsewhere=Elsewhere(self._passed_from_elsewhere, self._held_tensors, self._returns_tensor),
+            scalars_captured=lambda function: profile.capture_scalar_outputs or function in self.local_fullgraph,
+            shapes_captured=lambda function: profile.capture_dynamic_output_shape_ops or function in self.local_fullgraph,
             guarded=guarded,
             index=self.call_index,
         )
         # The kinds of the current function's names, as far as the walk has come.
         self.kinds: KindEnv | None = None
-        # id of a call -> the tensors it passes, by position or keyword; None: not recorded
-        self.passed: dict[int, dict[int | str, Kind]] | None = None
-        self._held: dict[tuple[ClassInfo, str], frozenset[str]] = {}
+        # The calls into the project the current function makes, with what they pass.
+        self.calls: list[CallRecord] = []
+        # What the rule running now was told of whether its function compiles with
+        # fullgraph=True (None: it did not ask): its findings hold where the project agrees.
+        self._asked_fullgraph: bool | None = None
         self._qualified_names: dict[tuple[int, int], str | None] = {}
         # the parents of the nodes of the last function asked about, by id
         self._parents: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
+
+    # -- running a rule in both worlds ------------------------------------------------
+
+    def run_rule(self, handler: Callable[..., None], *args: object) -> None:
+        """Run one detector (or finisher); where it read an open kind, run it again in the up
+        world, and keep each finding with the condition under which it holds: the facts that
+        alone make it appear (or, for one made only in the base world, vanish)."""
+        env = self.kinds
+        if env is None:
+            self._run_once(handler, args, TRUE)
+            return
+        world = env.world
+        outer = world.start(None)
+        first = len(self.findings)
+        try:
+            self._asked_fullgraph = None
+            handler(*args, self)
+            read = world.read
+            if not read:
+                self._settle(first, len(self.findings), TRUE)
+                return
+            base = self._take(first)
+            base_fullgraph = self._asked_fullgraph
+            world.start(EVERY)
+            self._asked_fullgraph = None
+            handler(*args, self)
+            up = self._take(first)
+            facts = read | world.read
+            up_fullgraph = self._asked_fullgraph
+
+            def made_with(holding: frozenset[Fact]) -> set[tuple[type[Rule], int]]:
+                world.start(holding)
+                probe_handled = set(self._handled[1])
+                saved, self._handled = self._handled, (self._handled[0], probe_handled)
+                try:
+                    handler(*args, self)
+                finally:
+                    self._handled = saved
+                return {(f.rule, id(f.node)) for f in self._take(first)}
+
+            up_keys = {(f.rule, id(f.node)) for f in up}
+            base_keys = {(f.rule, id(f.node)) for f in base}
+            probes: dict[Fact, set] = {}
+
+            def probe(fact: Fact) -> set:
+                if fact not in probes:
+                    probes[fact] = made_with(frozenset({fact}))
+                return probes[fact]
+
+            for finding in base:
+                key = (finding.rule, id(finding.node))
+                if key in up_keys:
+                    self._keep(finding, TRUE, base_fullgraph)
+                    continue
+                killers = [fact for fact in sorted(facts, key=repr) if key not in probe(fact)] if len(facts) > 1 else []
+                self._keep(finding, all_of(*(negated(f) for f in (killers or sorted(facts, key=repr)))), base_fullgraph)
+            for finding in up:
+                key = (finding.rule, id(finding.node))
+                if key in base_keys:
+                    continue
+                makers = [fact for fact in sorted(facts, key=repr) if key in probe(fact)] if len(facts) > 1 else list(facts)
+                condition = any_of(*makers) if makers else all_of(*sorted(facts, key=repr))
+                self._keep(finding, condition, up_fullgraph)
+        finally:
+            world.holding = None
+            world.read = outer
+
+    def _take(self, start: int) -> list[Finding]:
+        found = self.findings[start:]
+        del self.findings[start:]
+        return found
+
+    def _run_once(self, handler: Callable[..., None], args: tuple, condition: Condition) -> None:
+        first = len(self.findings)
+        self._asked_fullgraph = None
+        handler(*args, self)
+        self._settle(first, len(self.findings), condition)
+
+    def _settle(self, start: int, end: int, condition: Condition) -> None:
+        found = self.findings[start:end]
+        del self.findings[start:end]
+        for finding in found:
+            self._keep(finding, condition, self._asked_fullgraph)
+
+    def _keep(self, finding: Finding, condition: Condition, asked_fullgraph: bool | None) -> None:
+        """A finding, with what must hold for it: its function compiled, the kinds it read
+        as the world it was made in, and a fullgraph compile, or none, as the rule was told."""
+        function = finding.function
+        parts = [finding.condition, condition]
+        if function is not None:
+            parts.append(Compiled(function.qualname))
+            if asked_fullgraph is not None:
+                fullgraph = Fullgraph(function.qualname)
+                parts.append(fullgraph if asked_fullgraph else negated(fullgraph))
+        when = all_of(*parts)
+        if when is not FALSE:
+            self.findings.append(replace(finding, condition=when))
+
+    @property
+    def handled(self) -> set[int]:
+        """Ids of nodes a rule has already dealt with, in the world it runs in now."""
+        env = self.kinds
+        return self._handled[1 if env is not None and env.world.holding is not None else 0]
+
+    # -- where the walk is ---------------------------------------------------------------
 
     def parents(self, function: FunctionInfo | None = None) -> dict[int, cst.CSTNode] | None:
         """id(node) -> its parent within ``function`` (the one walked by default); None in a
@@ -94,39 +243,37 @@ class LintContext:
             function.node.body, node, self.parents(function), self.summary.module, owner.self_name if owner else None
         )
 
-    def _passed_from_elsewhere(self, function: FunctionInfo) -> dict[str, Kind]:
-        facts = self.project_facts
-        return facts.parameter_kinds.get(function.qualname, {}) if facts is not None else {}
+    @property
+    def scope(self) -> Scope:
+        return self.function.scope if self.function is not None else self.summary.scope
 
-    def _held_tensors(self, owner: ClassInfo, attribute: str) -> frozenset[str]:
-        """The tensor members of what `self.<attribute>` keeps, from the classes this file and
-        the rest of the project give it."""
-        key = (owner, attribute)
-        if key not in self._held:
-            found: frozenset[str] = frozenset()
-            if attribute in owner.held and self.call_index.keeps_argument(owner, attribute):
-                facts = self.project_facts
-                if facts is not None:
-                    found = facts.held_tensors.get((owner.qualname, attribute), found)
-                for cls, _ in self.call_index.held_classes(owner, attribute):
-                    if isinstance(cls, ClassInfo):
-                        found = found | self.file_kinds.members.tensor_members(cls)
-            self._held[key] = found
-        return self._held[key]
+    # -- what the walk records for the project ---------------------------------------------
 
-    def _returns_tensor(self, spelled: str) -> bool:
-        facts = self.project_facts
-        return facts is not None and spelled in facts.tensor_returns
-
-    def record_passed(self, call: cst.Call) -> None:
-        """Keep the tensors a call passes where it may run code of another file: the project
-        index hands them to that code's parameters."""
-        name = self.qualified_name(call.func)
-        if name is not None and not may_be_project(name):
+    def record_call(self, call: cst.Call) -> None:
+        """Keep what a call into the project passes, for the solve to hand to its callees'
+        parameters: the tensors (and values that may be ones), and the caller's own
+        parameters handed on as they came in."""
+        env = self.kinds
+        if env is None or id(call) in self.ruled_out.inside:
             return
-        tensors = {slot: Kind.TENSOR for slot, value in arguments(call) if self.is_tensor(value)}
-        if tensors:
-            self.passed[id(call)] = tensors
+        targets = tuple(
+            target.qualname if isinstance(target, FunctionInfo) else target
+            for target, _ in self.call_index.callees(call.func, self.function)
+        )
+        if not targets:
+            return
+        passed = []
+        handed = []
+        for slot, value in arguments(call):
+            if type(value) is cst.Name and value.value in env.pristine:
+                handed.append((slot, value.value))
+            held = env.lifted(lambda value=value: env.kind_of(value))
+            if held is TENSOR or (isinstance(held, OpenKind) and TENSOR in (held.base, held.up)):
+                passed.append((slot, held))
+        if passed or handed:
+            self.calls.append(CallRecord(targets, tuple(passed), tuple(handed)))
+
+    # -- names and kinds ------------------------------------------------------------------
 
     def short_circuits(self, node: cst.BooleanOperation) -> bool:
         """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
@@ -148,11 +295,12 @@ class LintContext:
 
     @property
     def in_fullgraph(self) -> bool:
-        """Every compile site that reaches this function says `fullgraph=True`."""
-        return self._compiles_fullgraph(self.function)
-
-    def _compiles_fullgraph(self, function: FunctionInfo | None) -> bool:
-        return function is not None and function in getattr(self.regions, "fullgraph", ())
+        """Every compile site that reaches this function says `fullgraph=True`: the project
+        decides, so the walk answers as the file's own compile sites say, and a finding made on
+        that answer holds only where the project agrees."""
+        answer = self.function is not None and self.function in self.local_fullgraph
+        self._asked_fullgraph = answer
+        return answer
 
     @property
     def scalars_captured(self) -> bool:
@@ -163,10 +311,6 @@ class LintContext:
     def dynamic_shapes_captured(self) -> bool:
         """Ops with data-dependent output shapes stay in the graph."""
         return self.profile.capture_dynamic_output_shape_ops or self.in_fullgraph
-
-    @property
-    def scope(self) -> Scope:
-        return self.function.scope if self.function is not None else self.summary.scope
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         # Rules ask the same of a call many times over: looked up once per node and scope.
@@ -199,12 +343,15 @@ class LintContext:
         header_only: bool = False,
         function: FunctionInfo | None = None,
         fix: FixPlan | None = None,
+        when: Condition = TRUE,
+        breaks_met: tuple[BreakMet, ...] = (),
+        restate: tuple[str, ...] = (),
     ) -> None:
-        """Record a finding at ``node``: the rule's own message and suggestion unless given,
-        with the note that a `fullgraph=True` compile fails where that applies.
+        """Record a finding at ``node``: the rule's own message and suggestion unless given.
 
-        ``function`` places the finding in another compiled function than the one being
-        walked (a file-wide rule's finding about a caller)."""
+        ``function`` places the finding in another function than the one being walked (a
+        file-wide rule's finding about a caller); ``when`` is what else must hold for it, on top
+        of that function being compiled; ``breaks_met`` and ``restate``: see `RuleContext`."""
         function = self.function if function is None else function
         text = message or rule.message
         if function is not None:
@@ -214,8 +361,6 @@ class LintContext:
             if self.profile.mode == "train" and conditions.training is False:
                 return
             text += conditions.wording()
-        if self._compiles_fullgraph(function):
-            text += FULLGRAPH_NOTE
         self.findings.append(
             Finding(
                 rule,
@@ -229,6 +374,9 @@ class LintContext:
                 header_only,
                 function,
                 fix,
+                when,
+                breaks_met,
+                restate,
             )
         )
 
@@ -259,60 +407,43 @@ class Checker:
                     node_type = getattr(cst, attribute[len("visit_"):])
                     self.dispatch.setdefault(node_type, []).append(getattr(instance, attribute))
 
-    def run(
-        self,
-        summary: FileSummary,
-        regions: Regions,
-        profile: CompileProfile | None = None,
-        *,
-        project_facts: ProjectFacts | None = None,
-        passed: dict[int, dict[int | str, Kind]] | None = None,
-        returns: set[str] | None = None,
-        guarded: GuardedFile | None = None,
-        call_index: CallIndex | None = None,
-    ) -> list[Finding]:
-        """``passed``, when given, receives the tensors each compiled call passes (by the
-        call's id), for the project index; ``returns``, the compiled functions that return
-        a tensor. ``guarded`` and ``call_index`` lend what the
-        region graph already worked out about the file's guards (it must read them with
-        this checker's) and its calls."""
-        if guarded is None or guarded.guards is not self.guards:
-            guarded = GuardedFile(summary, self.guards)
-        ctx = LintContext(summary, regions, guarded, profile or CompileProfile(), project_facts, call_index)
-        ctx.passed = passed
-        # With no rule enabled the walk still records what the file passes to other files:
-        # their findings depend on it.
-        if not self.dispatch and not self.finishers and not self.file_finishers and passed is None and returns is None:
-            return ctx.findings
+    def run(self, summary: FileSummary, graph: FileGraph, profile: CompileProfile | None = None) -> CheckedFile:
+        """Every rule over every function of the file; ``graph`` lends what the region graph
+        worked out about the file's guards and calls."""
+        ctx = LintContext(summary, graph, graph.guarded, profile or CompileProfile())
+        checked = CheckedFile()
         for start in self.starters:
             start(ctx)
         for function in summary.functions:
-            if function in regions.compiled:
-                ctx.function = function
-                ctx.ruled_out = guarded.ruled_out(function)
-                ctx.kinds = ctx.file_kinds.env(function)
-                first = len(ctx.findings)
-                walk_function(ctx.kinds, _RuleWalk(self, ctx))
-                for finish in self.finishers:
-                    finish(ctx.findings[first:], ctx)
-                if returns is not None and ctx.file_kinds.return_kind(function, 0) is Kind.TENSOR:
-                    returns.add(function.qualname)
+            if function in graph.disabled:
+                continue  # never traced, whoever calls it
+            ctx.function = function
+            ctx.ruled_out = graph.guarded.ruled_out(function)
+            ctx.kinds = env = ctx.file_kinds.env(function)
+            ctx.calls = []
+            ctx._handled = (set(), set())
+            first = len(ctx.findings)
+            walk_function(env, _RuleWalk(self, ctx))
+            for finish in self.finishers:
+                ctx.run_rule(finish, ctx.findings[first:])
+            checked.kinds[function.qualname] = FunctionKinds(
+                env.return_kind(), env.return_elements(), env.evidence, tuple(ctx.calls)
+            )
         # File-wide rules look at no function in particular.
         ctx.function, ctx.statement, ctx.kinds = None, None, None
         for finish in self.file_finishers:
-            finish(list(ctx.findings), ctx)
-        return ctx.findings
+            ctx.run_rule(finish, list(ctx.findings))
+        checked.findings = ctx.findings
+        return checked
 
     # Expressions ----------------------------------------------------------------
 
     def _notify(self, node: cst.CSTNode, ctx: LintContext) -> None:
         for handler in self.dispatch.get(type(node), ()):
-            handler(node, ctx)
+            ctx.run_rule(handler, node)
 
     def _expression(self, root: cst.CSTNode, ctx: LintContext) -> None:
         dispatch = self.dispatch
-
-        recording = ctx.passed is not None
         ruled_out = ctx.ruled_out
 
         # libcst's node classes are final: comparing types is exact, and far cheaper than
@@ -320,13 +451,13 @@ class Checker:
         def visit(node: cst.CSTNode) -> bool | None:
             kind = type(node)
             if kind is cst.Lambda and id(node) in ctx.summary.lambdas:
-                return True  # a function of its own: checked on its own, when compiled
+                return True  # a function of its own: checked on its own
             handlers = dispatch.get(kind)
             if handlers:
                 for handler in handlers:
-                    handler(node, ctx)
-            if recording and kind is cst.Call:
-                ctx.record_passed(node)
+                    ctx.run_rule(handler, node)
+            if kind is cst.Call:
+                ctx.record_call(node)
             if kind is cst.BooleanOperation and node.right in ruled_out:
                 self._expression(node.left, ctx)
                 return True

@@ -65,3 +65,57 @@ def merge(configs: Iterable[Mapping[str, ConfigValue]]) -> dict[str, ConfigValue
     for config in configs:
         merged.update(config)
     return merged
+
+
+def dynamo_config_of(text: str) -> dict[str, ConfigValue]:
+    """The `torch._dynamo.config` assignments of one file, read with Python's own parser: the
+    project's compile profile is needed before any file is analysed, and only the few files
+    that say `_dynamo` are read for it."""
+    if not mentions_dynamo(text):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    # local name -> what it stands for, from the file's imports (wherever they are)
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    head = alias.name.partition(".")[0]
+                    names[head] = head
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found: dict[str, ConfigValue] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        for target in targets:
+            if isinstance(target, ast.Attribute) and _dotted(target.value, names) == DYNAMO_CONFIG:
+                known, result = _literal(value)
+                if known:
+                    found[target.attr] = result
+    return found
+
+
+def _dotted(node: ast.expr, names: Mapping[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in names:
+        return None
+    return ".".join([names[node.id], *reversed(parts)])
+
+
+def _literal(node: ast.expr | None) -> tuple[bool, ConfigValue | None]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        known, value = _literal(node.operand)
+        return (True, -value) if known and isinstance(value, int) and not isinstance(value, bool) else (False, None)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str)):
+        return True, node.value
+    return False, None

@@ -1,9 +1,9 @@
 """The kind of an expression: what a name holds, what a call, an attribute, an operator
 or a comparison gives.
 
-Calls into functions of the same file take the kind those return, and `self.<attr>` the
-kind the class's assignments give it; a side a guard rules out while compiling counts
-for nothing.
+A call into the project takes what its callee returns, an open kind the project's solve
+decides (`open_kinds`); `self.<attr>` takes the kind the class's assignments give it; a side
+a guard rules out while compiling counts for nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.parse.cst_walk import comparison_operands
+from torchlint.analysis.conditions import HeldTensor, ReturnsCaptured, ReturnsTensor
 from torchlint.analysis.kind_vocabulary import (
     ARRAY_ONLY_METHODS,
     CAPTURED,
@@ -41,9 +42,10 @@ from torchlint.analysis.kind_vocabulary import (
 from torchlint.analysis.scopes import Scope, dotted_name, qualified_name
 
 if TYPE_CHECKING:
+    from torchlint.analysis.file_kinds import FileKinds
     from torchlint.analysis.guards import RuledOut
-    from torchlint.analysis.interprocedural_kinds import FileKinds
-    from torchlint.analysis.summary import ClassInfo
+    from torchlint.analysis.open_kinds import World
+    from torchlint.analysis.summary import ClassInfo, FunctionInfo
 
 class ExpressionKinds:
     """The kinds of one function's expressions, from what its names hold so far.
@@ -52,9 +54,10 @@ class ExpressionKinds:
     read here; ``is_data_sized`` comes from ``ShapeFacts``."""
 
     file_kinds: FileKinds
+    function: FunctionInfo
     scope: Scope
-    depth: int  # how deep in calls followed for their return kinds this function is
-    names: dict[str, Kind]
+    world: World
+    held_kind: Callable[[str], Kind | None]
     self_name: str | None  # `self`, where the function is a method that has one
     owner: ClassInfo | None  # the class whose `self` is visible here
     scalars_captured: bool
@@ -68,8 +71,9 @@ class ExpressionKinds:
     def _kind_Name(self, node: cst.Name) -> Kind:
         if node.value in ("True", "False", "None"):
             return PYTHON
-        if node.value in self.names:
-            return self.names[node.value]
+        held = self.held_kind(node.value)
+        if held is not None:
+            return held
         module = self.file_kinds.summary.scope
         value = module.assignments.get(node.value)
         if value is not None and node.value not in self.scope.bindings and is_constant(value):
@@ -126,17 +130,18 @@ class ExpressionKinds:
 
     def _held_member(self, node: cst.Attribute) -> bool:
         """`self.scheduler.timesteps`, where `self.scheduler` keeps an object given to `__init__`
-        whose class sets `timesteps` to a tensor."""
+        whose class sets `timesteps` to a tensor: the project's constructions tell."""
         holder = node.value
         if not (
             isinstance(holder, cst.Attribute)
             and isinstance(holder.value, cst.Name)
             and holder.value.value == self.self_name
+            and self.owner is not None
+            and self.file_kinds.index.keeps_argument(self.owner, holder.attr.value)
         ):
             return False
-        return self.owner is not None and node.attr.value in self.file_kinds.elsewhere.held_tensors(
-            self.owner, holder.attr.value
-        )
+        fact = HeldTensor(self.owner.qualname, holder.attr.value, node.attr.value)
+        return self.world.fact(fact, TENSOR, UNKNOWN) is TENSOR
 
     def _kind_Subscript(self, node: cst.Subscript) -> Kind:
         base = self.kind_of(node.value)
@@ -197,32 +202,27 @@ class ExpressionKinds:
             known = self._named_call(name, node)
             if known is not None:
                 return known
-            if self._returns_tensor_elsewhere(func):
-                return TENSOR
         if isinstance(func, cst.Attribute):
             return self._method_call(func, node)
         if isinstance(func, cst.Name):
-            if self.names.get(func.value) is MODULE:
+            held = self.held_kind(func.value)
+            if held is MODULE:
                 return TENSOR
-            if func.value not in self.names:
+            if held is None:
                 return self._returned(node)
         if isinstance(func, cst.Subscript) and self.kind_of(func.value) is MODULE:
             return TENSOR  # self.layers[i](x)
         return UNKNOWN
 
-    def _returns_tensor_elsewhere(self, func: cst.BaseExpression) -> bool:
-        """`rms(x)` of `from .norms import rms`, when the project knows `rms` returns a tensor."""
-        spelled = dotted_name(func)
-        return (
-            spelled is not None
-            and spelled.partition(".")[0] not in self.names
-            and self.file_kinds.elsewhere.returns_tensor(spelled)
-        )
-
     def _returned(self, call: cst.Call) -> Kind:
-        """What a call of a function of this file returns."""
-        callee = self.file_kinds.callee(call, self.function)
-        return self.file_kinds.return_kind(callee, self.depth) if callee is not None else UNKNOWN
+        """What a call of the project's code returns: a tensor where its callee returns one."""
+        targets = self.file_kinds.returning_targets(call, self.function)
+        world = self.world
+        if any(world.fact(ReturnsTensor(target), TENSOR, UNKNOWN) is TENSOR for target in targets):
+            return TENSOR
+        if any(world.fact(ReturnsCaptured(target), CAPTURED, UNKNOWN) is CAPTURED for target in targets):
+            return CAPTURED
+        return UNKNOWN
 
     def _named_call(self, name: str, node: cst.Call) -> Kind | None:
         if name.startswith("torch."):
@@ -273,7 +273,7 @@ class ExpressionKinds:
             if self.owner is not None and method in self.owner.methods:
                 return self._returned(node)
             kind = self._self_attribute(method)
-            return TENSOR if kind is MODULE else UNKNOWN
+            return TENSOR if kind is MODULE else self._returned(node)
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
             return UNKNOWN
         kind = self.kind_of(receiver)
@@ -291,4 +291,6 @@ class ExpressionKinds:
             return TENSOR
         if kind is SIZE:
             return SIZE
+        if kind is UNKNOWN and isinstance(receiver, (cst.Name, cst.Attribute)):
+            return self._returned(node)  # `utils.helper(x)`, `self.block.encode(x)`
         return UNKNOWN

@@ -3,17 +3,19 @@ augmented assignment and `for` targets bind them, and after an `if` a name holds
 any branch that goes on may have left in it.
 
 The walk follows the code Dynamo traces: what an `is_compiling()` guard rules out is
-skipped, as the checker skips it.
+skipped, as the checker skips it. A name may hold an open kind (`open_kinds`): each
+statement that reads one binds in both worlds, and what it binds is open on what it read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
 from torchlint.parse.cst_walk import conjuncts
+from torchlint.analysis.conditions import Fact, ReturnsTensorAt
 from torchlint.analysis.expression_kinds import ExpressionKinds
 from torchlint.analysis.kind_vocabulary import (
     MODULE,
@@ -25,8 +27,8 @@ from torchlint.analysis.kind_vocabulary import (
     annotation_kind,
     arithmetic_kind,
     isinstance_kind,
-    join_kinds,
 )
+from torchlint.analysis.open_kinds import EVERY, Held, World, deciding, join_held, opened
 from torchlint.analysis.parameter_binding import bind_parameters
 from torchlint.analysis.scopes import qualified_name
 from torchlint.analysis.shape_facts import ShapeFacts
@@ -35,37 +37,167 @@ from torchlint.analysis.summary import FunctionInfo
 from torchlint.analysis.undo_journal import ABSENT, Journal, JournaledDict
 
 if TYPE_CHECKING:
-    from torchlint.analysis.interprocedural_kinds import FileKinds
+    from torchlint.analysis.file_kinds import FileKinds
+
+_T = TypeVar("_T")
 
 
 class KindEnv(ExpressionKinds, ShapeFacts):
     """The kinds of one function's local names, as its statements run in order."""
 
-    def __init__(self, file_kinds: FileKinds, function: FunctionInfo, depth: int = 0) -> None:
+    def __init__(self, file_kinds: FileKinds, function: FunctionInfo) -> None:
         self.file_kinds = file_kinds
         self.function = function
         self.scope = function.scope
-        self.depth = depth
         method = function.method
         self.owner = method.owner_class if method is not None else None
         self.journal = Journal()
-        self.names: dict[str, Kind] = JournaledDict(self.journal)
+        self.names: dict[str, Held] = JournaledDict(self.journal)
         self.start_shape_facts(self.journal)
         self.scalars_captured = file_kinds.scalars_captured(function)
         self.shapes_captured = file_kinds.shapes_captured(function)
         # What Dynamo never traces here: `run` skips it, and no value comes from it.
         self.ruled_out = file_kinds.ruled_out(function)
-        parameters = bind_parameters(function, self.owner, file_kinds, depth)
+        # Which world open kinds are read in, and what was read.
+        self.world = World()
+        # While a statement binds in one world: name -> what it bound there (ABSENT: unbound).
+        self._bound: dict[str, object] | None = None
+        parameters = bind_parameters(function, self.owner, file_kinds.summary)
         self.self_name = parameters.self_name
+        self.evidence = parameters.evidence
         self.names.update(parameters.kinds)
+        # The parameters whose names still hold what the caller passed: a call that hands one
+        # on hands the caller's value.
+        self.pristine = {name for name in parameters.kinds if name != self.self_name}
+        # What the function returns, as each `return` reached leaves it.
+        self.returned: list[Held] = []
+        self.returned_tuples: list[list[Held]] | None = []
+
+    # -- the two worlds --------------------------------------------------------------
+
+    def held_kind(self, name: str) -> Kind | None:
+        """The kind ``name`` holds in the current world; None when it holds nothing yet."""
+        held = self.names.get(name)
+        return None if held is None else self.world.resolve(held)
+
+    def lifted(self, evaluate: Callable[[], Kind]) -> Held:
+        """The value of ``evaluate`` as both worlds see it: open on the facts that decide it
+        where they differ."""
+        world = self.world
+        outer_holding, outer = world.holding, world.start(None)
+        try:
+            base = evaluate()
+            read = world.read
+            if not read:
+                return base
+            world.start(EVERY)
+            up = evaluate()
+            facts = read | world.read
+            if up is base:
+                return base
+
+            def differs(holding: frozenset[Fact]) -> bool:
+                world.start(holding)
+                return evaluate() is up
+
+            return opened(base, up, deciding(facts, differs))
+        finally:
+            world.holding = outer_holding
+            world.read = outer | world.read
+
+    def _bind_in_both_worlds(self, bind: Callable[[], None]) -> None:
+        """Run a statement's binding in the base world, then, where it read an open kind, in
+        the up world; then bind each name to what the two worlds gave it, open on the facts
+        that decide it."""
+        world = self.world
+        outer = world.start(None)
+        self._bound = {}
+        try:
+            bind()
+            base_bound, read = self._bound, world.read
+            if not read:
+                self._commit(base_bound)
+                return
+            self._shapes_frozen = True
+            world.start(EVERY)
+            self._bound = {}
+            bind()
+            up_bound, facts = self._bound, read | world.read
+            merged = {}
+            for name in base_bound.keys() | up_bound.keys():
+                base = base_bound.get(name, ABSENT)
+                up = up_bound.get(name, ABSENT)
+                if base is ABSENT or up is ABSENT or base is up:
+                    merged[name] = base if up is ABSENT else up
+                    continue
+
+                def differs(holding: frozenset[Fact], name: str = name, up: object = up) -> bool:
+                    world.start(holding)
+                    self._bound = {}
+                    bind()
+                    return self._bound.get(name, ABSENT) is up
+
+                merged[name] = opened(base, up, deciding(facts, differs))
+        finally:
+            self._bound = None
+            self._shapes_frozen = False
+            world.holding = None
+            world.read = outer
+        self._commit(merged)
+
+    def _commit(self, bound: dict[str, object]) -> None:
+        for name, value in bound.items():
+            if value is ABSENT:
+                self.names.pop(name, None)
+            else:
+                self.names[name] = value
+            self.pristine.discard(name)
+
+    def _set(self, name: str, kind: Kind) -> None:
+        if self._bound is not None:
+            self._bound[name] = kind
+        else:
+            self.names[name] = kind
+            self.pristine.discard(name)
+
+    def _unset(self, name: str) -> None:
+        if self._bound is not None:
+            self._bound[name] = ABSENT
+        else:
+            self.names.pop(name, None)
+            self.pristine.discard(name)
 
     # -- statements ---------------------------------------------------------------
 
     def after_statement(self, statement: cst.CSTNode) -> None:
-        """Record what a simple statement binds."""
+        """Record what a simple statement binds, and what a `return` gives."""
         if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in statement.body:
-                self._small_statement(small)
+                if isinstance(small, cst.Return):
+                    self._record_return(small.value)
+                else:
+                    self._bind_in_both_worlds(lambda small=small: self._small_statement(small))
+
+    def _record_return(self, value: cst.BaseExpression | None) -> None:
+        self.returned.append(PYTHON if value is None else self.lifted(lambda: self.kind_of(value)))
+        if self.returned_tuples is None:
+            return
+        if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            elements = value.elements
+            self.returned_tuples.append([self.lifted(lambda e=e: self.kind_of(e.value)) for e in elements])
+        else:
+            self.returned_tuples = None  # not every return is a tuple literal
+
+    def return_kind(self) -> Held:
+        """What the function returns: its returns reached, joined (None when none is)."""
+        return join_held(self.returned) if self.returned else PYTHON
+
+    def return_elements(self) -> tuple[Held, ...] | None:
+        """The kind of each element when every return is a tuple literal of one length."""
+        tuples = self.returned_tuples
+        if not tuples or len({len(t) for t in tuples}) != 1:
+            return None
+        return tuple(join_held(column) for column in zip(*tuples))
 
     def _small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
@@ -75,18 +207,19 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             if small.value is not None:
                 self.bind(small.target, small.value)
             elif isinstance(small.target, cst.Name):
-                self.names[small.target.value] = annotation_kind(small.annotation.annotation, self.scope)
+                self._set(small.target.value, annotation_kind(small.annotation.annotation, self.scope))
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
-            self.names[name] = arithmetic_kind([self.names.get(name, UNKNOWN), self.kind_of(small.value)])
+            before = self.held_kind(name)
+            self._set(name, arithmetic_kind([before if before is not None else UNKNOWN, self.kind_of(small.value)]))
             self.forget_shape_facts(name)
         elif isinstance(small, cst.Del):
             for name in _names_in(small.target):
-                self.names.pop(name.value, None)
+                self._unset(name.value)
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
-            self.names[target.value] = self.kind_of(value)
+            self._set(target.value, self.kind_of(value))
             self.record_shape_facts(target.value, value)
             return
         if not isinstance(target, (cst.Tuple, cst.List)):
@@ -98,12 +231,12 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             for element, element_value in zip(elements, value.elements):
                 self.bind(element, element_value.value)
             return
-        returned = self._returned_elements(value)
-        if returned is not None and len(returned) == len(elements):
+        returned = self._returned_elements(value, len(elements))
+        if returned is not None:
             # `count, index = self._global_indices(mask)` where the helper returns a tuple
             for element, kind in zip(elements, returned):
                 for name in _names_in(element):
-                    self.names[name.value] = kind if isinstance(element, cst.Name) else UNKNOWN
+                    self._set(name.value, kind if isinstance(element, cst.Name) else UNKNOWN)
                     self.forget_shape_facts(name.value)
             return
         kind = self.kind_of(value)
@@ -114,23 +247,34 @@ class KindEnv(ExpressionKinds, ShapeFacts):
         module_output = isinstance(value, cst.Call) and self.kind_of(value.func) is MODULE
         for position, element in enumerate(elements):
             for name in _names_in(element):
-                self.names[name.value] = UNKNOWN if module_output and position > 0 else each
+                self._set(name.value, UNKNOWN if module_output and position > 0 else each)
                 self.forget_shape_facts(name.value)
 
-    def _returned_elements(self, value: cst.BaseExpression) -> tuple[Kind, ...] | None:
-        if not isinstance(value, cst.Call):
+    def _returned_elements(self, value: cst.BaseExpression, count: int) -> list[Kind] | None:
+        """`a, b = helper(x)`: each element's kind, where the project's functions return tuples."""
+        if not isinstance(value, cst.Call) or self.kind_of(value) is TENSOR:
             return None
-        callee = self.file_kinds.callee(value, self.function)
-        return self.file_kinds.return_elements(callee, self.depth) if callee is not None else None
+        targets = self.file_kinds.returning_targets(value, self.function)
+        if not targets:
+            return None
+        world = self.world
+        return [
+            TENSOR if any(world.fact(ReturnsTensorAt(target, index), TENSOR, UNKNOWN) is TENSOR for target in targets)
+            else UNKNOWN
+            for index in range(count)
+        ]
 
     def enter_for(self, statement: cst.For) -> None:
         self.bind_iteration(statement.target, statement.iter)
 
     def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        for name, kind in self._iteration_kinds(target, iterable):
-            self.names[name] = kind
-            self.forget_shape_facts(name)
-        self.record_iteration(target, iterable)
+        def bind() -> None:
+            for name, kind in self._iteration_kinds(target, iterable):
+                self._set(name, kind)
+                self.forget_shape_facts(name)
+            self.record_iteration(target, iterable)
+
+        self._bind_in_both_worlds(bind)
 
     def _iteration_kinds(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> Iterator[tuple[str, Kind]]:
         call_name = qualified_name(iterable.func, self.scope) if isinstance(iterable, cst.Call) else None
@@ -190,6 +334,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
                 narrowed[condition.args[0].value.value] = kind
         for name, kind in narrowed.items():
             self.names[name] = kind
+            self.pristine.discard(name)
         return narrowed
 
     def _tested_boolean(self, condition: cst.BaseExpression) -> str | None:
@@ -222,7 +367,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             bound = [kind is not ABSENT for kind in kinds]
             joined = [kind for kind in kinds if kind is not ABSENT]
             if joined:
-                self.names[name] = join_kinds(joined)
+                self.names[name] = join_held(joined)
             else:
                 self.names.pop(name, None)
             self.join_shape_facts(name, left, bound)

@@ -1,7 +1,8 @@
-"""A file's outline: what the project index needs from it, small and picklable.
+"""A file's outline: what the project's solve needs from it, small and picklable.
 
-Worker processes lint each file and send back its outline (names, bases, calls, entry
-points; no syntax trees), so the project-wide step works on little data and never parses.
+Worker processes analyse each file once and send back its outline (names, bases, calls,
+entry points, what each function's calls pass and what it returns, where it breaks; no
+syntax trees), so the project-wide solve works on little data and never parses.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchlint.analysis.built_objects import built_object_call
-from torchlint.analysis.decision_inputs import decision_callees
-from torchlint.analysis.kind_vocabulary import TENSOR, Kind, annotation_kind
+from torchlint.analysis.checker import FunctionKinds
+from torchlint.analysis.conditions import Condition
+from torchlint.analysis.kind_vocabulary import TENSOR, annotation_kind
 from torchlint.analysis.member_kinds import MemberKinds
-from torchlint.analysis.regions import ANY_METHOD, NAME, FileGraph, Ref, Regions, arguments, is_factory, reach
+from torchlint.analysis.regions import ANY_METHOD, FileGraph, Ref, arguments, is_factory
+from torchlint.analysis.scopes import absolute, package_of
 from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
 from torchlint.analysis.typed_dicts import has_optional_keys
 
@@ -67,14 +69,6 @@ class ParameterNames:
 
 
 @dataclass(frozen=True)
-class PassedArguments:
-    """A compiled call into what the file cannot resolve alone, with the tensors it passes."""
-
-    target: Target
-    kinds: tuple[tuple[int | str, Kind], ...]  # (position or keyword, kind)
-
-
-@dataclass(frozen=True)
 class Construction:
     """`Loop(UNet(), scheduler=DDPMScheduler())`: one argument whose class is known."""
 
@@ -100,43 +94,17 @@ class FileOutline:
     entries: tuple[OutlineEntry, ...] = ()
     constructions: tuple[Construction, ...] = ()
     disabled: frozenset[str] = frozenset()
-    # what linting the file on its own found
-    compiled: frozenset[str] = frozenset()
-    fullgraph: frozenset[str] = frozenset()
+    # `disable(recursive=False)`: not traced itself, what it calls is
+    passes_through: frozenset[str] = frozenset()
     dynamo_config: dict = field(default_factory=dict)
     # qualified name -> its parameters, for the kinds other files pass
     parameters: dict[str, ParameterNames] = field(default_factory=dict)
-    passed: tuple[PassedArguments, ...] = ()
-    # the file's functions that return a tensor, by qualified name (as compiled here)
-    tensor_returns: frozenset[str] = frozenset()
-    # the functions, as the file spells them, whose results its decisions read
-    decision_callees: frozenset[str] = frozenset()
-    # the file's functions with a graph break of their own, by qualified name (as compiled here)
-    breaking: frozenset[str] = frozenset()
-    # `__init__` method -> the dotted names, absolute, it calls, itself or through the file's
-    # functions it calls: whether one breaks decides if building its class in compiled code breaks
-    init_callees: dict[str, frozenset[str]] = field(default_factory=dict)
-    # (function, key, method): methods called on objects the function builds itself, by the
-    # key the checker knows them by (see `built_objects`), with what the project resolves
-    built_calls: tuple[tuple[str, str, Target], ...] = ()
-
-
-def package_of(module: str, is_package: bool) -> str:
-    return module if is_package else module.rpartition(".")[0]
-
-
-def absolute(name: str, package: str) -> str | None:
-    """`.layers.helper` from package `pkg` is `pkg.layers.helper`; None above the top."""
-    if not name.startswith("."):
-        return name
-    rest = name.lstrip(".")
-    levels = len(name) - len(rest)
-    parts = package.split(".") if package else []
-    if levels - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (levels - 1)]
-    joined = ".".join(base + ([rest] if rest else []))
-    return joined or None
+    # qualified name -> what its walk found of kinds (returns, calls and what they pass)
+    kinds: dict[str, FunctionKinds] = field(default_factory=dict)
+    # qualified name -> where a graph break of its own holds (its break findings' conditions)
+    breaking: dict[str, Condition] = field(default_factory=dict)
+    # qualified name -> the row its name is on, for `--show-regions`
+    rows: dict[str, int] = field(default_factory=dict)
 
 
 def unparsed_outline(path: str, module: str, is_package: bool) -> FileOutline:
@@ -146,16 +114,14 @@ def unparsed_outline(path: str, module: str, is_package: bool) -> FileOutline:
 def outline_of(
     summary: FileSummary,
     graph: FileGraph,
-    regions: Regions,
     path: str,
     is_package: bool,
-    passed: Mapping[int, dict[int | str, Kind]] = {},
-    tensor_returns: frozenset[str] = frozenset(),
-    breaking: frozenset[str] = frozenset(),
+    kinds: Mapping[str, FunctionKinds] = {},
+    breaking: Mapping[str, Condition] = {},
+    rows: Mapping[str, int] = {},
 ) -> FileOutline:
-    """``passed``: the tensors each compiled call passes, by the call's id (the checker's);
-    ``tensor_returns``: the compiled functions that return a tensor (the checker's too);
-    ``breaking``: the compiled functions with a graph break of their own (the rules')."""
+    """``kinds``: what each function's walk found of kinds (the checker's); ``breaking``: where
+    each function's own graph breaks hold (from the rules' findings)."""
     package = package_of(summary.module_name, is_package)
 
     def target(node: FunctionInfo | Ref) -> Target | None:
@@ -174,24 +140,6 @@ def outline_of(
             if resolved is not None:
                 edges.append((resolved, how))
         functions[function.qualname] = functions.get(function.qualname, ()) + tuple(edges)
-
-    built_calls = []
-    for function in summary.functions:
-        for call in function.calls:
-            built = built_object_call(call, function, graph.index)
-            for method in built.methods if built is not None else ():
-                resolved = method.qualname if isinstance(method, FunctionInfo) else target(method)
-                if resolved is not None:
-                    built_calls.append((function.qualname, built.key, resolved))
-
-    passed_on = []
-    for function in regions.compiled if passed else ():
-        for call in function.calls:
-            kinds = passed.get(id(call))
-            for node, _ in graph.index.callees(call.func, function) if kinds else ():
-                resolved = target(node) if isinstance(node, Ref) else None
-                if resolved is not None:
-                    passed_on.append(PassedArguments(resolved, tuple(kinds.items())))
 
     def class_name(cls: ClassInfo | str | None) -> ClassName | None:
         if isinstance(cls, ClassInfo):
@@ -254,53 +202,13 @@ def outline_of(
         entries=tuple(entries),
         constructions=tuple(constructions),
         disabled=frozenset(function.qualname for function in graph.disabled),
-        compiled=frozenset(function.qualname for function in regions.compiled),
-        fullgraph=frozenset(function.qualname for function in regions.fullgraph),
+        passes_through=frozenset(function.qualname for function in graph.passes_through),
         dynamo_config=dict(summary.dynamo_config),
         parameters={function.qualname: _parameter_names(function) for function in summary.functions},
-        passed=tuple(passed_on),
-        tensor_returns=tensor_returns,
-        decision_callees=decision_callees(_calling_the_project(graph, summary)),
-        breaking=breaking,
-        init_callees=_init_callees(graph, summary, package),
-        built_calls=tuple(built_calls),
+        kinds=dict(kinds),
+        breaking=dict(breaking),
+        rows=dict(rows),
     )
-
-
-def _calling_the_project(graph: FileGraph, summary: FileSummary) -> list[cst.FunctionDef]:
-    """The functions that call a function another file of the project may define: the only
-    ones whose decisions the project's return kinds can change. Not only those compiled here:
-    another file's compiled code may call the others."""
-    return [
-        function.node
-        for function in summary.functions
-        if any(_into_the_project(node) for node, _ in graph.edges(function))
-    ]
-
-
-def _into_the_project(node: FunctionInfo | Ref) -> bool:
-    """An edge to a function another file of the project may define."""
-    return type(node) is Ref and node.kind == NAME and not node.local
-
-
-def _init_callees(graph: FileGraph, summary: FileSummary, package: str) -> dict[str, frozenset[str]]:
-    """For each class's `__init__`, what it calls in other files, directly or through
-    functions of this file."""
-    found = {}
-    for info in summary.classes.values():
-        init = info.methods.get("__init__")
-        if init is None or init.qualname in found:
-            continue
-        reached = reach([(init, "")], graph.local_edges, frozenset(), lambda *_: "")
-        names = {
-            name
-            for function in reached
-            for node, _ in graph.edges(function)
-            if _into_the_project(node) and (name := absolute(node.name, package))
-        }
-        if names:
-            found[init.qualname] = frozenset(names)
-    return found
 
 
 def _parameter_names(function: FunctionInfo) -> ParameterNames:

@@ -2,18 +2,20 @@
 
 An annotation says what a parameter holds; a constant default makes it plain Python; an
 unannotated parameter the body uses as only a tensor can be used (`x.view(...)`) is a
-tensor. What the file's calls pass fills the others, and a tensor any caller passes
-overrides a scalar annotation: `timestep: int` that a loop over a tensor fills is a
-tensor while Dynamo traces.
+tensor. The others are open: what the project's callers pass decides them, and a tensor any
+caller passes overrides a scalar annotation (`timestep: int` that a loop over a tensor fills
+is a tensor while Dynamo traces). An open parameter is a tensor where its ``ParamTensor``
+fact holds (`open_kinds`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import libcst as cst
 
 from torchlint.parse.cst_walk import comparison_operands, conjuncts, walk
+from torchlint.analysis.conditions import ParamTensor
 from torchlint.analysis.kind_vocabulary import (
     MODULE,
     PYTHON,
@@ -26,10 +28,8 @@ from torchlint.analysis.kind_vocabulary import (
     takes_a_tensor_first,
 )
 from torchlint.analysis.scopes import Scope, dotted_name, qualified_name
+from torchlint.analysis.open_kinds import Held, OpenKind
 from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo, target_names
-
-if TYPE_CHECKING:
-    from torchlint.analysis.interprocedural_kinds import FileKinds
 
 # Attribute or method use on an unannotated parameter that only a tensor supports.
 _TENSOR_EVIDENCE = frozenset(
@@ -47,21 +47,21 @@ _NOT_CALLABLE_ON_TENSORS = frozenset({"shape", "dtype", "device", "ndim", "is_cu
 
 
 class BoundParameters(NamedTuple):
-    kinds: dict[str, Kind]
+    kinds: dict[str, Held]
     # The parameter that is the method's `self`; None in a function, a static method, or
     # for a classmethod's `cls`.
     self_name: str | None
+    # The parameters the body itself shows to be tensors (`x.view(...)`): a caller that hands
+    # one of its own parameters over hands a tensor.
+    evidence: frozenset[str]
 
 
-def bind_parameters(
-    function: FunctionInfo, owner: ClassInfo | None, file_kinds: FileKinds, depth: int
-) -> BoundParameters:
+def bind_parameters(function: FunctionInfo, owner: ClassInfo | None, summary: FileSummary) -> BoundParameters:
     """The kinds ``function``'s parameters hold as it starts, and which one is its `self`.
 
-    ``owner``: the class whose `self` is visible in ``function``; ``depth``: how deep in
-    calls followed for their return kinds ``function`` is."""
+    ``owner``: the class whose `self` is visible in ``function``."""
     node = function.node
-    kinds: dict[str, Kind] = {}
+    kinds: dict[str, Held] = {}
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
     self_name = function.self_name
     decorators = {qualified_name(d.decorator, function.enclosing) for d in node.decorators}
@@ -83,7 +83,7 @@ def bind_parameters(
         elif param.annotation is not None:
             annotation = param.annotation.annotation
             kind = annotation_kind(annotation, function.enclosing)
-            if kind is UNKNOWN and _names_module_class(annotation, function, file_kinds.summary):
+            if kind is UNKNOWN and _names_module_class(annotation, function, summary):
                 kind = MODULE
             kinds[name] = kind
             if kind in (PYTHON, UNKNOWN):
@@ -97,22 +97,23 @@ def bind_parameters(
             unannotated.add(name)
             kinds[name] = UNKNOWN
     unannotated.discard(self_name)
-    for name in _parameter_evidence(node, unannotated, function.enclosing) if unannotated else ():
+    evidence = _parameter_evidence(node, unannotated, function.enclosing) if unannotated else set()
+    for name in evidence:
         kinds[name] = TENSOR
         unannotated.discard(name)
-    open_names = unannotated | scalars
-    if open_names:
-        kinds.update(_passed_kinds(function, file_kinds, depth, unannotated, open_names))
     first = _module_input(function, self_name, kinds)
-    if first is not None and first in unannotated and kinds[first] is UNKNOWN and not _used_as_size(node, first):
+    if first is not None and first in unannotated and not _used_as_size(node, first):
         kinds[first] = TENSOR
+        unannotated.discard(first)
+    for name in unannotated | scalars:
+        kinds[name] = OpenKind(kinds[name], TENSOR, frozenset({ParamTensor(function.qualname, name)}))
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
             kinds[star.name.value] = PYTHON
-    return BoundParameters(kinds, self_name)
+    return BoundParameters(kinds, self_name, frozenset(evidence))
 
 
-def _module_input(function: FunctionInfo, self_name: str | None, kinds: dict[str, Kind]) -> str | None:
+def _module_input(function: FunctionInfo, self_name: str | None, kinds: dict[str, Held]) -> str | None:
     """The first parameter after `self` of a module's `forward`, without a default: what a
     module is called with, a tensor unless something says otherwise."""
     if function.name != "forward" or self_name is None or kinds.get(self_name) is not MODULE:
@@ -175,24 +176,6 @@ def _reads_shape(node: cst.CSTNode) -> bool:
             type(func) is cst.Name and func.value == "len"
         )
     return False
-
-
-def _passed_kinds(
-    function: FunctionInfo, file_kinds: FileKinds, depth: int, unannotated: set[str], open_names: set[str]
-) -> dict[str, Kind]:
-    """What calls pass: an unannotated parameter takes the joined kind of this file's
-    calls. A tensor passed from another file, or through an object a module keeps
-    (`self.scheduler.step(out, t, x)`), makes any open parameter one; the file's own
-    direct calls are taken to follow its annotations."""
-    passed = [file_kinds.elsewhere.parameters(function)]
-    if unannotated or file_kinds.called_through_held(function):
-        passed.append(file_kinds.parameter_kinds(function, depth))
-    taken: dict[str, Kind] = {}
-    for kinds in passed:
-        for name, kind in kinds.items():
-            if name in unannotated and kind is not UNKNOWN or name in open_names and kind is TENSOR:
-                taken[name] = kind
-    return taken
 
 
 def _names_module_class(annotation: cst.BaseExpression, function: FunctionInfo, summary: FileSummary) -> bool:

@@ -17,8 +17,7 @@ site passes for that parameter, and of the class the parameter is annotated with
 
 A call that leads out of the file (an imported function, a method a base class from
 another file defines, an attribute that constructions in other files may fill) is kept as
-a ``Ref``: the project index resolves it across the linted files and hands the result back
-through ``ProjectFacts``.
+a ``Ref``: the project index resolves it across the analysed files.
 """
 
 from __future__ import annotations
@@ -33,11 +32,8 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import libcst as cst
 
 from torchlint.analysis.guards import GuardedFile, GuardEvaluator
-from torchlint.analysis.scopes import Scope, assigned_value, dotted_name, lookup_scope, qualified_name
+from torchlint.analysis.scopes import Scope, absolute, assigned_value, dotted_name, lookup_scope, qualified_name
 from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
-
-if TYPE_CHECKING:
-    from torchlint.project.index import ProjectFacts
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_FUNCTIONS = frozenset(
@@ -420,6 +416,8 @@ class _Index:
         stars, as it does for a name another file imports from here."""
         name = qualified_name(expr, scope)
         module = self.summary.module_name
+        if name is not None and name.startswith("."):
+            return absolute(name, self.summary.package)  # a relative import: named from the project's top
         if name is not None or not self.summary.scope.star_imports or not module:
             return name
         dotted = dotted_name(expr)
@@ -987,6 +985,12 @@ class FileGraph:
             return []  # a module, or a class or function imported
         return [(Ref(ANY_METHOD, "", func.attr.value), f"any class's .{func.attr.value}")]
 
+    def fullgraph_here(self) -> set[FunctionInfo]:
+        """The functions that only this file's fullgraph=True compile sites reach, as far as
+        the file alone shows."""
+        entries = [entry for entry in self.entries() if isinstance(entry.target, FunctionInfo)]
+        return fullgraph_only([(e.target, e.explicit, e.fullgraph) for e in entries], self.local_edges, self.disabled)
+
     def local_edges(self, function: FunctionInfo) -> Iterator[tuple[FunctionInfo, str]]:
         """Edges within the file."""
         for target, how in self.edges(function):
@@ -1063,42 +1067,3 @@ def fullgraph_only(
     ]
     not_fullgraph = reach(counted, edges, blocked, no_reason)
     return {node for node in explicit if node not in not_fullgraph}
-
-
-def compiled_regions(
-    summary: FileSummary,
-    entry_points: tuple[str, ...] = (),
-    project: ProjectFacts | None = None,
-    *,
-    graph: FileGraph | None = None,
-    guards: GuardEvaluator | None = None,
-) -> Regions:
-    """The compiled functions of one file; ``project`` adds what other files make compiled.
-
-    ``graph`` lets a caller that also needs the file's outline build the graph once;
-    ``guards`` is what a graph built here reads guards with (the built-in ones by default).
-    """
-    resolved = project is not None and project.fullgraph is not None
-    if graph is None:
-        graph = FileGraph(summary, entry_points, project.module_classes if project is not None else {}, guards)
-    entries = [entry for entry in graph.entries() if isinstance(entry.target, FunctionInfo)]
-    seeds: list[tuple[FunctionInfo, str]] = [(entry.target, entry.reason) for entry in entries]
-    if project is not None and project.compiled_elsewhere:
-        by_name: dict[str, list[FunctionInfo]] = {}
-        for function in summary.functions:
-            by_name.setdefault(function.qualname, []).append(function)
-        for qualname, reason in project.compiled_elsewhere.items():
-            seeds.extend((function, reason) for function in by_name.get(qualname, ()))
-    edges = graph.local_edges
-    compiled = reach(
-        seeds,
-        edges,
-        graph.disabled,
-        lambda how, source, target: f"{how} {graph.dotted(source.qualname)}",
-        graph.passes_through,
-    )
-    if resolved:
-        fullgraph = {function for function in compiled if function.qualname in project.fullgraph}
-    else:
-        fullgraph = fullgraph_only([(e.target, e.explicit, e.fullgraph) for e in entries], edges, graph.disabled)
-    return Regions(compiled, graph.disabled, fullgraph)

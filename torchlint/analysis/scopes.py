@@ -115,3 +115,21 @@ def assigned_value(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression
         value = node = owner.assignments[node.value]
         scope = owner
     return value
+
+
+def package_of(module: str, is_package: bool) -> str:
+    return module if is_package else module.rpartition(".")[0]
+
+
+def absolute(name: str, package: str) -> str | None:
+    """`.layers.helper` from package `pkg` is `pkg.layers.helper`; None above the top."""
+    if not name.startswith("."):
+        return name
+    rest = name.lstrip(".")
+    levels = len(name) - len(rest)
+    parts = package.split(".") if package else []
+    if levels - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (levels - 1)]
+    joined = ".".join(base + ([rest] if rest else []))
+    return joined or None

@@ -36,8 +36,14 @@ class ShapeFacts:
         # Names holding a 0-d tensor the graph computes: `top = scores.argmax()`.
         self.zero_dim: set[str] = JournaledSet(journal)
 
+    # True while a statement binds again in the up world (`open_kinds`): shape facts are the
+    # base world's.
+    _shapes_frozen = False
+
     def record_shape_facts(self, name: str, value: cst.BaseExpression) -> None:
         """What ``value``, just bound to ``name``, shows."""
+        if self._shapes_frozen:
+            return
         for found, names in (
             (self.is_mask(value), self.masks),
             (self.is_data_sized(value), self.data_sized),
@@ -49,11 +55,15 @@ class ShapeFacts:
                 names.discard(name)
 
     def record_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        if self._shapes_frozen:
+            return
         if isinstance(target, cst.Name) and self._is_vector(iterable):
             self.zero_dim.add(target.value)  # `for i in torch.arange(n)`
 
     def forget_shape_facts(self, name: str) -> None:
         """A name bound anew holds neither a mask, a data-sized nor a 0-d tensor until shown to."""
+        if self._shapes_frozen:
+            return
         self.masks.discard(name)
         self.data_sized.discard(name)
         self.zero_dim.discard(name)

@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchlint.parse.cst_walk import walk
 from torchlint.analysis.dynamo_config import collect_dynamo_config
-from torchlint.analysis.scopes import Scope, dotted_name, lookup_scope, qualified_name
+from torchlint.analysis.scopes import Scope, dotted_name, lookup_scope, package_of, qualified_name
 
 # What Python names a lambda. A lambda assigned to a name in a module or class body takes
 # that name, as a def would; the others after the first in a scope are numbered
@@ -102,6 +102,8 @@ class FileSummary:
     module: cst.Module
     scope: Scope
     module_name: str
+    # what relative imports start from: the module itself for a package's `__init__`
+    package: str = ""
     functions: list[FunctionInfo] = field(default_factory=list)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     # every call with the scope it is in, for finding `torch.compile(...)` sites
@@ -390,9 +392,9 @@ def _method_aliases(summary: FileSummary) -> None:
                     info.methods[name] = function
 
 
-def summarize(module: cst.Module, module_name: str = "") -> FileSummary:
+def summarize(module: cst.Module, module_name: str = "", is_package: bool = False) -> FileSummary:
     scope = Scope("module")
-    summary = FileSummary(module, scope, module_name)
+    summary = FileSummary(module, scope, module_name, package_of(module_name, is_package))
     _Summarizer(summary).scan(module, scope, None, None, "")
     summary.functions_by_scope = {(id(function.enclosing), function.name): function for function in summary.functions}
     _method_aliases(summary)

@@ -6,9 +6,12 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchlint.report.diagnostic import Diagnostic
-from torchlint.rules.base import Rule
+
+if TYPE_CHECKING:
+    from torchlint.rules.base import Rule
 
 # format -> the module that renders it
 _MODULES = {"concise": "concise", "full": "full", "json": "json_", "github": "github", "sarif": "sarif"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Fix, Location
 from torchlint.rules import rule_by_code
@@ -98,13 +98,12 @@ def _comment_removal(lines: list[str], row: int, column: int, end: int) -> tuple
     return Location(row, 1), Location(row, end)
 
 
-def apply_suppressions(
-    diagnostics: list[Diagnostic],
-    directives: list[Directive],
-    enabled: frozenset[str],
-    path: str,
-) -> list[Diagnostic]:
-    """Drop suppressed findings and report directives that name TL codes nothing used."""
+def apply_suppressions(diagnostics: list[Diagnostic], directives: list[Directive], path: str) -> list[Diagnostic]:
+    """Drop suppressed findings and report directives that name TL codes nothing used.
+
+    Every rule's findings count, whichever are selected: a `# noqa: TL101` that suppresses a
+    print is used though TL101 is not shown, so selecting codes changes no other code's."""
+    directives = [replace(directive, used=set()) for directive in directives]
     by_row: dict[int, Directive] = {d.row: d for d in directives if not d.file_level}
     file_level = [d for d in directives if d.file_level]
     kept = []
@@ -124,12 +123,11 @@ def apply_suppressions(
             kept.append(diagnostic)
         else:
             directive.used.add(diagnostic.code)
-    if UnusedNoqa.code in enabled:
-        kept.extend(_unused(directives, enabled, path))
+    kept.extend(_unused(directives, path))
     return kept
 
 
-def _unused(directives: list[Directive], enabled: frozenset[str], path: str) -> list[Diagnostic]:
+def _unused(directives: list[Directive], path: str) -> list[Diagnostic]:
     found = []
     for directive in directives:
         if directive.codes is None:
@@ -140,7 +138,7 @@ def _unused(directives: list[Directive], enabled: frozenset[str], path: str) -> 
                 continue
             if rule_by_code(code) is None:
                 unknown.append(code)
-            elif code in enabled:
+            else:
                 unused.append(code)
         if not unused and not unknown:
             continue

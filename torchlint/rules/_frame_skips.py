@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from torchlint.parse.cst_walk import walk
-from torchlint.rules.context import Finding, RuleContext
+from torchlint.analysis.conditions import Breaks
+from torchlint.rules.base import MetBreak
+from torchlint.rules.context import BreakMet, Finding, RuleContext
 from torchlint.analysis.scopes import dotted_name, qualified_name
 from torchlint.analysis.summary import FunctionInfo
 
@@ -53,8 +55,8 @@ def breaks_by_block(findings: list[Finding], ctx: RuleContext) -> list[tuple[cst
     """Each block that makes Dynamo skip the frame, with the breaks found in its body.
 
     A break counts for its innermost such block only. Under `fullgraph=True` the compile
-    fails at the first break anyway, so there is nothing to skip.
-    """
+    fails at the first break anyway, so there is nothing to skip: asking says so, and what is
+    found holds only where the project finds no fullgraph compile."""
     if ctx.in_fullgraph:
         return []
     grouped: dict[int, tuple[cst.CSTNode, list[Finding]]] = {}
@@ -72,7 +74,7 @@ def is_break(finding: Finding) -> bool:
 
 
 def breaks_by_function(findings: list[Finding]) -> dict[int, list[Finding]]:
-    """id of a compiled function -> the breaks found in it."""
+    """id of a function -> the breaks found in it."""
     found: dict[int, list[Finding]] = {}
     for finding in findings:
         if finding.function is not None and is_break(finding):
@@ -80,54 +82,97 @@ def breaks_by_function(findings: list[Finding]) -> dict[int, list[Finding]]:
     return found
 
 
+def met_inside(findings: list[Finding]) -> tuple[BreakMet, ...]:
+    """The breaks of a block's own body, as a finding about them meets them."""
+    return tuple(BreakMet(finding.condition, inner=finding) for finding in findings)
+
+
 def breaks_met(
-    start: FunctionInfo, breaks: dict[int, list[Finding]], told: frozenset[str], ctx: RuleContext
-) -> tuple[list[Finding], list[str]]:
-    """The breaks calling ``start`` meets: its own and those of the file's functions it calls,
-    and the calls (as spelled) into other files that the project says break (``told``)."""
-    inner: list[Finding] = []
-    elsewhere: list[str] = []
+    start: FunctionInfo, breaks: dict[int, list[Finding]], ctx: RuleContext, via_start: bool = False
+) -> list[BreakMet]:
+    """The breaks calling ``start`` may meet: its own and those of the file's functions it
+    calls (each as it holds), and its calls into other files, which break where the project
+    says they do. ``via_start``: name ``start`` as the helper the breaks are met in."""
+    met: list[BreakMet] = []
+    callees: set[str] = set()
     pending = [start]
     seen = {id(start)}
     while pending:
         function = pending.pop()
-        inner.extend(breaks.get(id(function), ()))
-        for call in function.calls:
-            spelled = dotted_name(call.func)
-            if spelled is not None and spelled in told and spelled not in elsewhere:
-                elsewhere.append(spelled)
-            callee = ctx.call_index.callee(call.func, function)
-            if isinstance(callee, FunctionInfo) and id(callee) not in seen and callee in ctx.regions.compiled:
-                seen.add(id(callee))
-                pending.append(callee)
-    return inner, elsewhere
+        via = function.qualname if (function is not start or via_start) else None
+        met.extend(BreakMet(finding.condition, inner=finding, via=via) for finding in breaks.get(id(function), ()))
+        for call, target in calls_into_code(function, ctx):
+            if isinstance(target, FunctionInfo):
+                if id(target) not in seen:
+                    seen.add(id(target))
+                    pending.append(target)
+            else:
+                spelled = dotted_name(call.func) or target.name
+                if spelled not in callees:
+                    callees.add(spelled)
+                    met.append(BreakMet(Breaks(target), callee=spelled))
+    return met
 
 
-def loops_calling_breaking_helpers(
+def calls_into_code(function: FunctionInfo, ctx: RuleContext, within: cst.CSTNode | None = None):
+    """(call, what it runs) for each call of ``function`` (of ``within``, a block of it) into the
+    project: a function of this file, or a Ref the project resolves. Calls a guard rules out
+    while compiling run nothing."""
+    calls = _own_nodes(within, (cst.Call,)) if within is not None else function.calls
+    for call in calls:
+        for target, _ in ctx.call_index.callees(call.func, function):
+            yield call, target
+
+
+def first_and_more(codes: list[str], others: int = 0) -> str:
+    """`TL201`, or `TL201 and 2 more`: the first inner break's code and how many follow it
+    (``others`` counts breaks that have no finding here, such as calls into other files)."""
+    more = len(codes) + others - 1
+    return f"{codes[0]} and {more} more" if more > 0 else codes[0]
+
+
+def describe(met: list[MetBreak], where: str, function: str) -> str:
+    """The message of a frame skip: which break, where, and what it costs."""
+    codes = [m.code for m in met if m.code is not None]
+    callees = [m.callee for m in met if m.callee is not None]
+    # Breaks of another file have no code here: where the first break is says enough.
+    breaks = f" ({first_and_more(codes, len(callees))})" if codes else ""
+    return (
+        f"a graph break{breaks} {where} makes Dynamo skip the whole function: "
+        f"`{function}` runs eagerly, uncompiled; fix the break or move it out of the block"
+    )
+
+
+def loops_and_their_breaks(
     findings: list[Finding], ctx: RuleContext
-) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[Finding]]]:
-    """Loops whose body calls a compiled function of this file that breaks the graph.
-
-    Dynamo inlines the helper, meets its break inside the loop, and skips the caller's
-    frame: (caller, loop, the helper's breaks) for each such loop.
-    """
+) -> Iterator[tuple[FunctionInfo, cst.CSTNode, list[BreakMet]]]:
+    """Each loop of each function with the breaks Dynamo may meet in its body: its own (where
+    the loop is the innermost block that skips the frame), and those of what it calls. Dynamo
+    inlines a helper, meets its break inside the loop, and skips the caller's frame too."""
     breaks = breaks_by_function(findings)
-    if not breaks:
-        return
-    for caller in ctx.regions.compiled:
-        if caller in getattr(ctx.regions, "fullgraph", ()):
+    for caller in ctx.summary.functions:
+        if caller in ctx.disabled:
             continue
+        own = {
+            id(block): inner
+            for block, inner in breaks_by_block(breaks.get(id(caller), []), ctx)
+            if isinstance(block, (cst.For, cst.While))
+        }
         for loop in _own_nodes(caller.node.body, (cst.For, cst.While)):
-            inner: list[Finding] = []
+            met = list(met_inside(own.get(id(loop), [])))
             elements = _element_calls(loop, caller, ctx)
             for call in _own_nodes(loop.body, (cst.Call,)):
                 target = elements.get(call.func.value) if isinstance(call.func, cst.Name) else None
-                if target is None:
-                    target = ctx.call_index.callee(call.func, caller)
-                if isinstance(target, FunctionInfo) and target is not caller and target in ctx.regions.compiled:
-                    inner.extend(f for f in breaks.get(id(target), ()) if f not in inner)
-            if inner:
-                yield caller, loop, inner
+                targets = [target] if target is not None else [t for t, _ in ctx.call_index.callees(call.func, caller)]
+                for found in targets:
+                    if isinstance(found, FunctionInfo):
+                        if found is not caller:
+                            met.extend(m for m in breaks_met(found, breaks, ctx, via_start=True) if m not in met)
+                    else:
+                        spelled = dotted_name(call.func) or found.name
+                        met.append(BreakMet(Breaks(found), callee=spelled))
+            if met:
+                yield caller, loop, met
 
 
 _MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
@@ -190,28 +235,3 @@ def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
 
     walk(body, visit)
     return found
-
-
-def first_and_more(inner: list[Finding], others: int = 0) -> str:
-    """`TL201`, or `TL201 and 2 more`: the first inner break's code and how many follow it
-    (``others`` counts breaks that have no finding here, such as calls into other files)."""
-    more = len(inner) + others - 1
-    return f"{inner[0].rule.code} and {more} more" if more > 0 else inner[0].rule.code
-
-
-def describe(inner: list[Finding], where: str, function: str) -> str:
-    """The message: which break, where, and what it costs."""
-    return (
-        f"a graph break ({first_and_more(inner)}) {where} makes Dynamo skip the whole function: "
-        f"`{function}` runs eagerly, uncompiled; fix the break or move it out of the block"
-    )
-
-
-def gb_ids_of(rule_ids: tuple[str, ...], inner: list[Finding]) -> tuple[str, ...]:
-    """The skip's own id, then the inner breaks' ids, each once."""
-    ids = list(rule_ids)
-    for finding in inner:
-        for gb_id in finding.gb_ids if finding.gb_ids is not None else finding.rule.gb_ids:
-            if gb_id not in ids:
-                ids.append(gb_id)
-    return tuple(ids)

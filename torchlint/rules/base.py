@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from torchlint.report.diagnostic import Applicability, Severity
@@ -17,6 +18,17 @@ FAMILIES = {
 }
 
 RULES_URL = "https://github.com/torchlint/torchlint/blob/main/rules/"
+
+
+@dataclass(frozen=True)
+class MetBreak:
+    """A break that holds, as a finding about breaks met elsewhere tells it: a break of the
+    finding's file (its rule ``code``, met in ``via``, a helper called, where not the function
+    itself), or a call (``callee``, as spelled) into code that breaks."""
+
+    code: str | None = None
+    via: str | None = None
+    callee: str | None = None
 
 
 class Rule:
@@ -61,6 +73,12 @@ class Rule:
     # keeps the `full` output of the invalid ones as a snapshot.
     invalid: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def restate(cls, args: tuple[str, ...], met: list[MetBreak]) -> str:
+        """The message of a finding about breaks met elsewhere, once the project says which of
+        them hold (``met``). Rules that make such findings say how."""
+        return cls.message
 
     @classmethod
     def applies_to(cls, torch_version: tuple[int, int] | None) -> bool:

@@ -12,14 +12,14 @@ from typing import Protocol, runtime_checkable
 
 import libcst as cst
 
+from torchlint.analysis.conditions import TRUE, Condition
 from torchlint.settings.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.fixes import FixPlan
 from torchlint.analysis.guards import GuardEvaluator
 from torchlint.analysis.kind_flow import KindEnv
 from torchlint.analysis.kind_vocabulary import Kind
-from torchlint.project.index import ProjectFacts
-from torchlint.analysis.regions import CallIndex, Regions
+from torchlint.analysis.regions import CallIndex
 from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import FileSummary, FunctionInfo
 
@@ -43,6 +43,26 @@ class Finding:
     function: FunctionInfo | None = None
     # The rewrite that removes the break, when there is a mechanical one.
     fix: FixPlan | None = None
+    # What must hold in the project for the finding to stand (`conditions`): the function it
+    # is in compiled, open kinds it read being what it took them for.
+    condition: Condition = TRUE
+    # For a finding about breaks met elsewhere (TL6xx, TL524, TL525): each way it may hold. It
+    # stands where one of them does, and its message is the rule's ``restate`` of those that do.
+    breaks_met: tuple[BreakMet, ...] = ()
+    # What the rule's ``restate`` needs besides the breaks met (the block, the function).
+    restate: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BreakMet:
+    """A break that a finding about breaks may be about: one of this file (``inner``), or a
+    call (as spelled) into code the project may find breaking."""
+
+    condition: Condition
+    inner: Finding | None = None
+    callee: str | None = None
+    # the helper called through which ``inner`` is met, where not the function itself
+    via: str | None = None
 
 
 @runtime_checkable
@@ -67,11 +87,15 @@ class RuleContext(Protocol):
         header_only: bool = False,
         function: FunctionInfo | None = None,
         fix: FixPlan | None = None,
+        when: Condition = TRUE,
+        breaks_met: tuple[BreakMet, ...] = (),
+        restate: tuple[str, ...] = (),
     ) -> None:
         """Record a finding at ``node`` (the rule's own message and suggestion unless
-        given); under `fullgraph=True` the message says that the compile fails.
-        ``function`` places it in another compiled function than the current one; ``fix``
-        is the rewrite `--fix` may apply."""
+        given). ``function`` places it in another function than the current one; ``fix``
+        is the rewrite `--fix` may apply; ``when`` is what else the project must show for it
+        to stand, on top of its function being compiled. A finding about breaks met elsewhere
+        gives each of them (``breaks_met``) and what its rule's ``restate`` needs (``restate``)."""
         ...
 
     # -- where the walk is --------------------------------------------------------------
@@ -122,8 +146,8 @@ class RuleContext(Protocol):
         ...
 
     @property
-    def regions(self) -> Regions:
-        """The file's compiled, fullgraph and disabled functions."""
+    def disabled(self) -> set[FunctionInfo]:
+        """The file's functions under `torch.compiler.disable`."""
         ...
 
     @property
@@ -133,11 +157,6 @@ class RuleContext(Protocol):
 
     def short_circuits(self, node: cst.BooleanOperation) -> bool:
         """`not is_compiling() and x` while compiling: Python never evaluates `x`."""
-        ...
-
-    @property
-    def project_facts(self) -> ProjectFacts | None:
-        """What the other linted files tell about this one; None when linted alone."""
         ...
 
     # -- value kinds --------------------------------------------------------------------
@@ -171,7 +190,8 @@ class RuleContext(Protocol):
 
     @property
     def in_fullgraph(self) -> bool:
-        """Every compile site that reaches the current function says `fullgraph=True`."""
+        """Every compile site that reaches the current function says `fullgraph=True`. The
+        project decides; a finding made on the answer holds only where the project agrees."""
         ...
 
     @property

@@ -6,6 +6,7 @@ import libcst as cst
 from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
+from torchlint.analysis.conditions import TRUE, Condition, Disabled
 from torchlint.analysis.regions import DISABLE_FUNCTIONS, NAME, Ref
 from torchlint.analysis.scopes import dotted_name
 from torchlint.analysis.summary import FunctionInfo
@@ -14,13 +15,6 @@ _SUGGESTION = (
     "make the helper a `torch.library.custom_op` with a `register_fake` (opaque to Dynamo but "
     "kept in the graph), or call it before or after the compiled function"
 )
-
-
-def disabled_import(spelled: str, ctx: RuleContext) -> bool:
-    """Whether a module-level imported name (`lookup`, `cache.lookup`) is a disabled function
-    of another linted file. The project index tells, through ``ProjectFacts.disabled_imports``."""
-    names = ctx.project_facts.disabled_imports if ctx.project_facts is not None else None
-    return bool(names) and spelled in names
 
 
 def _calls_disable(value: cst.BaseExpression | None, ctx: RuleContext) -> bool:
@@ -50,9 +44,10 @@ class CallToDisabledFunction(Rule):
         spelled = dotted_name(node.func)
         if spelled is None:
             return
-        runs = self._disabled_target(node.func, spelled, ctx)
-        if runs is None:
+        found = self._disabled_target(node.func, spelled, ctx)
+        if found is None:
             return
+        runs, when = found
         shown = f"`{spelled}()`" if runs == spelled else f"`{spelled}()` runs `{runs}`, which"
         ctx.report(
             type(self),
@@ -60,21 +55,25 @@ class CallToDisabledFunction(Rule):
             f"{shown} is under `torch.compiler.disable`, so calling it from compiled code breaks "
             "the graph; make it a `torch.library.custom_op` with `register_fake`, or call it "
             "outside the compiled code",
+            when=when,
         )
 
-    def _disabled_target(self, func: cst.BaseExpression, spelled: str, ctx: RuleContext) -> str | None:
-        """What the call runs, named for the message, when that is a disabled function."""
+    def _disabled_target(
+        self, func: cst.BaseExpression, spelled: str, ctx: RuleContext
+    ) -> tuple[str, Condition] | None:
+        """What the call runs, named for the message, when that is (or, for a function of
+        another file, may be) a disabled function; with what must hold for it to be one."""
         # `helper = torch.compiler.disable(helper)`, `self.fast = torch.compiler.disable(self._fast)`
         if _calls_disable(ctx.assigned_value(func), ctx):
-            return spelled
+            return spelled, TRUE
         target = ctx.call_index.callee(func, ctx.function)
         if isinstance(target, FunctionInfo):
-            if target not in ctx.regions.disabled:
+            if target not in ctx.disabled:
                 return None
             # `self.encoder(x)` runs Encoder.forward; `Box(y)` runs Box.__init__.
-            return spelled if target.name == spelled.rsplit(".", 1)[-1] else target.qualname
+            return (spelled if target.name == spelled.rsplit(".", 1)[-1] else target.qualname), TRUE
         if isinstance(target, Ref) and target.kind == NAME and module_level(spelled, ctx):
-            return spelled if disabled_import(spelled, ctx) else None
+            return spelled, Disabled(target)
         return None
 
     invalid = (

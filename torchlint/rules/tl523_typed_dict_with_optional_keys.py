@@ -7,23 +7,28 @@ from torchlint.rules._untraceable_calls import module_level
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 from torchlint.rules.fixes import FixPlan, replace_node
+from torchlint.analysis.conditions import TRUE, Condition, OptionalKeys
+from torchlint.analysis.regions import NAME, Ref
 from torchlint.analysis.scopes import dotted_name
 from torchlint.analysis.typed_dicts import has_optional_keys
 
 _LITERAL = "a dict literal with the same keys (`{...}`), which is the same dict and compiles"
 
 
-def _optional_key_class(func: cst.BaseExpression, ctx: RuleContext) -> str | None:
-    """The name of the TypedDict class with optional keys that ``func`` calls, if it is one:
-    of this file, or imported from another linted file (the project index tells)."""
+def _optional_key_class(func: cst.BaseExpression, ctx: RuleContext) -> tuple[str, Condition] | None:
+    """The name of the TypedDict class with optional keys that ``func`` calls, if it may be one,
+    with what must hold for it to be: a class of this file that is one, or a class imported
+    from another file of the project that the project finds to be one."""
     local = ctx.call_index.local_class(func, ctx.scope)
     if local is not None:
-        return local.qualname if has_optional_keys(local, ctx.call_index.local_bases) else None
+        return (local.qualname, TRUE) if has_optional_keys(local, ctx.call_index.local_bases) else None
     spelled = dotted_name(func)
-    facts = ctx.project_facts
-    if spelled is None or facts is None or spelled not in facts.optional_key_dicts:
+    if spelled is None or not module_level(spelled, ctx) or ctx.function is None:
         return None
-    return spelled if module_level(spelled, ctx) else None
+    refs = [target for target, _ in ctx.call_index.callees(func, ctx.function) if isinstance(target, Ref)]
+    if not refs or refs[0].kind != NAME:
+        return None
+    return spelled, OptionalKeys(refs[0])
 
 
 def _as_literal(node: cst.Call, module: cst.Module) -> FixPlan | None:
@@ -48,15 +53,17 @@ class TypedDictWithOptionalKeys(Rule):
     gb_types = ("TypedDict with optional keys",)
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
-        name = _optional_key_class(node.func, ctx)
-        if name is None:
+        found = _optional_key_class(node.func, ctx)
+        if found is None:
             return
+        name, when = found
         ctx.report(
             type(self),
             node,
             f"calling `{name}`, a TypedDict with optional keys, in compiled code breaks the graph; build "
             + _LITERAL,
             fix=_as_literal(node, ctx.summary.module),
+            when=when,
         )
 
     invalid = (

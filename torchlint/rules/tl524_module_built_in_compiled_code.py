@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.conditions import IsModule
 from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more
-from torchlint.rules.base import Rule
+from torchlint.rules.base import MetBreak, Rule
 from torchlint.rules.context import Finding, RuleContext
 
 
@@ -23,18 +24,37 @@ class ModuleBuiltInCompiledCode(Rule):
 
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
         breaks = breaks_by_function(findings)
-        facts = ctx.project_facts
-        told = facts.breaking_calls if facts is not None else frozenset()
-        for function in ctx.regions.compiled:
-            if function.method is not function or function.name != "__init__":
+        for function in ctx.summary.functions:
+            if function.method is not function or function.name != "__init__" or function in ctx.disabled:
                 continue
             cls = function.owner_class
             call = _base_init_call(function.node)
-            if call is None or ctx.call_index.module_reason(cls) is None:
+            if call is None:
                 continue
-            inner, elsewhere = breaks_met(function, breaks, told, ctx)
-            if inner or elsewhere:
-                ctx.report(type(self), call, _message(cls.qualname, inner, elsewhere), related=tuple(inner), function=function)
+            met = breaks_met(function, breaks, ctx)
+            if met:
+                ctx.report(
+                    type(self),
+                    call,
+                    function=function,
+                    when=IsModule(cls.qualname),
+                    breaks_met=tuple(met),
+                    restate=(cls.qualname,),
+                )
+
+    @classmethod
+    def restate(cls, args: tuple[str, ...], met: list[MetBreak]) -> str:
+        codes = [m.code for m in met if m.code is not None]
+        callees = [m.callee for m in met if m.callee is not None]
+        if codes:
+            what = f"its `__init__` breaks the graph ({first_and_more(codes, len(callees))})"
+        else:
+            what = f"its `__init__` calls `{callees[0]}`, which breaks the graph in another file"
+        return (
+            f"`{args[0]}` is built inside compiled code and {what}: Dynamo then compiles `__init__` on its "
+            "own, meets the module before `nn.Module.__init__` has run and skips the frame (Uninitialized "
+            "nn.Module)"
+        )
 
     invalid = (
         """
@@ -120,17 +140,6 @@ class ModuleBuiltInCompiledCode(Rule):
             def forward(self, x):
                 return self.lowpass(x)
         """,
-    )
-
-
-def _message(cls: str, inner: list[Finding], elsewhere: list[str]) -> str:
-    if inner:
-        what = f"its `__init__` breaks the graph ({first_and_more(inner, len(elsewhere))})"
-    else:
-        what = f"its `__init__` calls `{elsewhere[0]}`, which breaks the graph in another file"
-    return (
-        f"`{cls}` is built inside compiled code and {what}: Dynamo then compiles `__init__` on its own, "
-        "meets the module before `nn.Module.__init__` has run and skips the frame (Uninitialized nn.Module)"
     )
 
 

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more, gb_ids_of
-from torchlint.rules.base import Rule
-from torchlint.rules.context import Finding, RuleContext
+from torchlint.analysis.conditions import Breaks
+from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more
+from torchlint.rules.base import MetBreak, Rule
+from torchlint.rules.context import BreakMet, Finding, RuleContext
 from torchlint.analysis.built_objects import built_object_call
 from torchlint.analysis.summary import FunctionInfo
 
@@ -24,39 +25,40 @@ class MethodOfObjectBuiltInCompiledCode(Rule):
     gb_types = ("Reconstruction failure",)
 
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
+        if ctx.in_fullgraph:
+            return  # the compile fails at the inner break: nothing is skipped
         breaks = breaks_by_function(findings)
-        facts = ctx.project_facts
-        told = facts.breaking_built_calls if facts is not None else frozenset()
-        if not breaks and not told:
-            return
-        fullgraph = getattr(ctx.regions, "fullgraph", ())
-        for function in ctx.regions.compiled:
-            if function in fullgraph:
-                continue  # the compile fails at the inner break: nothing is skipped
+        for function in ctx.summary.functions:
+            if function in ctx.disabled:
+                continue
             for call in function.calls:
                 built = built_object_call(call, function, ctx.call_index)
                 if built is None:
                     continue
-                inner: list[Finding] = []
+                met: list[BreakMet] = []
                 for method in built.methods:
-                    if isinstance(method, FunctionInfo) and method in ctx.regions.compiled:
-                        inner.extend(f for f in breaks_met(method, breaks, frozenset(), ctx)[0] if f not in inner)
-                if inner or built.key in told:
-                    self._report(call, built.class_name, call.func.attr.value, inner, function, ctx)
+                    if isinstance(method, FunctionInfo):
+                        met.extend(m for m in breaks_met(method, breaks, ctx) if m not in met)
+                    else:
+                        met.append(BreakMet(Breaks(method), callee=f"{built.class_name}.{call.func.attr.value}"))
+                if met:
+                    ctx.report(
+                        type(self),
+                        call,
+                        function=function,
+                        breaks_met=tuple(met),
+                        restate=(built.class_name, call.func.attr.value, function.qualname),
+                    )
 
-    def _report(
-        self, call: cst.Call, class_name: str, method: str, inner: list[Finding], function: FunctionInfo, ctx: RuleContext
-    ) -> None:
-        where = f" ({first_and_more(inner)})" if inner else ""
-        ctx.report(
-            type(self),
-            call,
+    @classmethod
+    def restate(cls, args: tuple[str, ...], met: list[MetBreak]) -> str:
+        class_name, method, function = args
+        codes = [m.code for m in met if m.code is not None]
+        where = f" ({first_and_more(codes, sum(m.callee is not None for m in met))})" if codes else ""
+        return (
             f"`{class_name}.{method}` breaks the graph{where} and is called on a `{class_name}` built in "
             f"this compiled function: Dynamo cannot rebuild the bound method to resume after the break "
-            f"(Reconstruction failure) and runs `{function.qualname}` eagerly, uncompiled",
-            related=tuple(inner),
-            gb_ids=gb_ids_of(self.gb_ids, inner),
-            function=function,
+            f"(Reconstruction failure) and runs `{function}` eagerly, uncompiled"
         )
 
     invalid = (

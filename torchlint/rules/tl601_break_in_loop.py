@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of, loops_calling_breaking_helpers
-from torchlint.rules.base import Rule
+from torchlint.rules._frame_skips import describe, loops_and_their_breaks
+from torchlint.rules.base import MetBreak, Rule
 from torchlint.rules.context import Finding, RuleContext
-from torchlint.analysis.summary import FunctionInfo
 
 
 class BreakInLoop(Rule):
@@ -19,32 +18,28 @@ class BreakInLoop(Rule):
     gb_ids = ("GB7000",)
     gb_types = ("graph break in loop",)
 
-    def finish_function(self, findings: list[Finding], ctx: RuleContext) -> None:
-        for block, inner in breaks_by_block(findings, ctx):
-            if isinstance(block, (cst.For, cst.While)):
-                self._report(block, inner, f"inside this {_keyword(block)} loop", ctx.function, ctx)
-
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
-        # A helper called in a loop is inlined there: its break skips the caller's frame too.
-        reported = {id(f.node) for f in findings if f.rule is type(self)}
-        for caller, loop, inner in loops_calling_breaking_helpers(findings, ctx):
-            if id(loop) in reported:
-                continue
-            helper = inner[0].function.qualname
-            self._report(loop, inner, f"in `{helper}`, called inside this {_keyword(loop)} loop,", caller, ctx)
+        for function, loop, met in loops_and_their_breaks(findings, ctx):
+            ctx.report(
+                type(self),
+                loop,
+                header_only=True,
+                function=function,
+                breaks_met=tuple(met),
+                restate=(_keyword(loop), function.qualname),
+            )
 
-    def _report(
-        self, loop: cst.CSTNode, inner: list[Finding], where: str, function: FunctionInfo, ctx: RuleContext
-    ) -> None:
-        ctx.report(
-            type(self),
-            loop,
-            describe(inner, where, function.qualname),
-            related=tuple(inner),
-            gb_ids=gb_ids_of(self.gb_ids, inner),
-            header_only=True,
-            function=function,
-        )
+    @classmethod
+    def restate(cls, args: tuple[str, ...], met: list[MetBreak]) -> str:
+        keyword, function = args
+        own = [m for m in met if m.code is not None and m.via is None]
+        helpers = [m for m in met if m.code is not None and m.via is not None]
+        if own:
+            where = f"inside this {keyword} loop"
+        else:
+            first = helpers[0].via if helpers else next(m.callee for m in met if m.callee is not None)
+            where = f"in `{first}`, called inside this {keyword} loop,"
+        return describe(own + helpers + [m for m in met if m.callee is not None], where, function)
 
     invalid = (
         """

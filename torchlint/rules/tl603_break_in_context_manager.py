@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._frame_skips import breaks_by_block, describe, gb_ids_of
-from torchlint.rules.base import Rule
+from torchlint.rules._frame_skips import breaks_by_block, describe, met_inside
+from torchlint.rules.base import MetBreak, Rule
 from torchlint.rules.context import Finding, RuleContext
 
 
@@ -27,11 +27,14 @@ class BreakInContextManager(Rule):
                 ctx.report(
                     type(self),
                     block,
-                    describe(inner, "inside this `with` block", ctx.function.qualname),
-                    related=tuple(inner),
-                    gb_ids=gb_ids_of(self.gb_ids, inner),
                     header_only=True,
+                    breaks_met=met_inside(inner),
+                    restate=(ctx.function.qualname,),
                 )
+
+    @classmethod
+    def restate(cls, args: tuple[str, ...], met: list[MetBreak]) -> str:
+        return describe(met, "inside this `with` block", args[0])
 
     invalid = (
         """

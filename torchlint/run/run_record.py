@@ -1,12 +1,8 @@
-"""What a project run did with each of its files, kept so that a later run on a few edited
-files can redo only their steps.
+"""What the last run found of each file of a project, kept so that the next one neither
+reads an unchanged file again nor walks the project's folders again.
 
-A project run is a chain of pure per-file steps. Each takes what the project told the
-file so far (facts solved from every file's earlier steps) and gives back what the file
-tells the project (its outline, the kinds its calls pass). When every other file is
-unchanged and an edited file gives back, step for step, what it gave before, no file is
-told anything new: every other step, and so the end of the run, is as recorded. The
-pre-commit and editor case (one file edited inside a function) is then one file's work.
+A file whose stat is what the record says holds the bytes it held then (its hash stands);
+the listing says which files the project has while its folders are unchanged.
 """
 
 from __future__ import annotations
@@ -14,43 +10,25 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.files.project_files import Listing, Stamp, stamp_of, trusted_stamp
-from torchlint.project.index import ProjectFacts
 
-# One step of a file: (what it is, what it was given, what it gave back)
-#   ("config", None, digest of its `torch._dynamo.config` assignments)
-#   ("outline", parse_always, digest of the outline)
-#   ("naming", key of the names searched for, whether the text names one)
-#   ("lint", cache key of the facts it was linted with, digest of what its kinds tell the project)
-Step = tuple[str, object, object]
-__all__ = ["FileRecord", "RunRecord", "Stamp", "Step", "content_hash", "file_content", "stamp_of"]
+__all__ = ["FileRecord", "RunRecord", "Stamp", "content_hash", "file_content", "stamp_of"]
 
 
 @dataclass(frozen=True)
 class FileRecord:
-    content: str  # hash of the bytes the steps read
+    content: str  # hash of the bytes read
     stamp: Stamp | None  # the file's stat when they were read
-    settings: str  # digest of its settings
-    steps: tuple[Step, ...]
 
 
 @dataclass(frozen=True)
 class RunRecord:
-    # the facts every file starts from: the project's `torch._dynamo.config`
-    plain: ProjectFacts
     files: dict[str, FileRecord] = field(default_factory=dict)
-    # key of a "naming" step -> the class names it searched for
-    namings: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # key of a "lint" step -> the facts it linted with
-    facts: dict[str, ProjectFacts] = field(default_factory=dict)
     # how the files of the project were found, for the next run to find them without a walk
     listing: Listing | None = None
-
-    def with_files(self, changed: dict[str, FileRecord], listing: Listing | None) -> RunRecord:
-        return replace(self, files={**self.files, **changed}, listing=listing)
 
 
 def content_hash(data: bytes) -> str:

@@ -8,8 +8,16 @@ tie `ignore` does.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from torchlint.rules import all_rules
+
+if TYPE_CHECKING:
+    import pathspec
+
+    from torchlint.settings.config import Settings
 
 
 class SelectorError(ValueError):
@@ -47,3 +55,43 @@ def enabled_codes(
         if best_on >= 0 and best_on > best_off:
             enabled.add(rule.code)
     return frozenset(enabled)
+
+
+@lru_cache(maxsize=64)
+def codes_for(settings: Settings) -> frozenset[str]:
+    return enabled_codes(settings.select, settings.extend_select, settings.ignore)
+
+
+@lru_cache(maxsize=64)
+def _per_file_specs(settings: Settings) -> tuple[tuple[pathspec.PathSpec, tuple[str, ...]], ...]:
+    # Imported here: most projects set no per-file-ignores.
+    import pathspec
+
+    return tuple(
+        (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
+        for pattern, codes in settings.per_file_ignores
+    )
+
+
+def _relative(path: str, settings: Settings) -> PurePath | None:
+    try:
+        return Path(path).resolve().relative_to(settings.root.resolve())
+    except (ValueError, OSError):
+        return None
+
+
+def codes_for_file(path: str, settings: Settings) -> frozenset[str]:
+    """The codes printed for ``path``: the selection, less its per-file-ignores."""
+    enabled = codes_for(settings)
+    if not settings.per_file_ignores:
+        return enabled
+    relative = _relative(path, settings)
+    if relative is None:
+        return enabled
+    ignored: list[str] = []
+    for spec, codes in _per_file_specs(settings):
+        if spec.match_file(relative.as_posix()):
+            ignored.extend(codes)
+    if not ignored:
+        return enabled
+    return enabled - enabled_codes(ignored, (), ())

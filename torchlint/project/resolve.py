@@ -1,0 +1,107 @@
+"""From a file's findings as it saw them alone to what is reported: each finding kept where
+the project's solution says its condition holds, its `noqa` comments applied, and the
+selection (`select`, `ignore`, per-file ignores) applied last, so that what one code reports
+never depends on which others are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from torchlint.analysis.checker import FULLGRAPH_NOTE
+from torchlint.analysis.conditions import Fullgraph
+from torchlint.analysis.engine import FileAnalysis, PendingDiagnostic
+from torchlint.analysis.regions import RegionLine
+from torchlint.project.solution import Solution
+from torchlint.report.diagnostic import Diagnostic
+from torchlint.report.suppression import apply_suppressions
+from torchlint.rules import rule_by_code
+from torchlint.rules.base import MetBreak
+from torchlint.settings.config import Settings
+from torchlint.settings.selection import codes_for_file
+
+
+def standing(analysis: FileAnalysis, solution: Solution) -> list[Diagnostic]:
+    """The file's findings that hold in the project, as they read there."""
+    path = analysis.outline.path
+    found = []
+    for pending in analysis.pending:
+        diagnostic = _as_it_holds(pending, path, solution)
+        if diagnostic is not None:
+            found.append(diagnostic)
+    return found
+
+
+def _as_it_holds(pending: PendingDiagnostic, path: str, solution: Solution) -> Diagnostic | None:
+    if not solution.holds(path, pending.condition):
+        return None
+    diagnostic = pending.diagnostic
+    if pending.breaks_met:
+        met = [record for record in pending.breaks_met if solution.holds(path, record.condition)]
+        if not met:
+            return None
+        rule = rule_by_code(diagnostic.code)
+        gb_ids = list(rule.gb_ids)
+        for record in met:
+            gb_ids.extend(gb for gb in record.gb_ids if gb not in gb_ids)
+        message = rule.restate(pending.restate, [MetBreak(r.code, r.via, r.callee) for r in met])
+        diagnostic = replace(
+            diagnostic,
+            message=message + diagnostic.message,
+            related=tuple(record.related for record in met if record.related is not None),
+            gb_ids=tuple(gb_ids),
+        )
+    if pending.function is not None and solution.fact(path, Fullgraph(pending.function)):
+        diagnostic = replace(diagnostic, message=diagnostic.message + FULLGRAPH_NOTE)
+    return diagnostic
+
+
+def reported(analysis: FileAnalysis, solution: Solution, settings: Settings) -> list[Diagnostic]:
+    """What is printed for the file: its standing findings less those its `noqa` comments
+    suppress (and the comments that suppress nothing, TL902), then the selection."""
+    path = analysis.outline.path
+    kept = apply_suppressions(standing(analysis, solution), analysis.directives, path)
+    enabled = codes_for_file(path, settings)
+    shown = [diagnostic for diagnostic in kept if diagnostic.code in enabled]
+    shown.sort(key=Diagnostic.sort_key)
+    return shown
+
+
+def region_lines(analysis: FileAnalysis, solution: Solution) -> list[RegionLine] | Diagnostic:
+    """What `--show-regions` prints of a file: its compiled and disabled functions, each with
+    why, or its TL901 where it does not parse."""
+    unparsable = [p.diagnostic for p in analysis.pending if p.diagnostic.code == "TL901"]
+    if unparsable:
+        return unparsable[0]
+    outline = analysis.outline
+    rows = []
+    for qualname, row in outline.rows.items():
+        node = (outline.path, qualname)
+        if qualname in outline.disabled:
+            rows.append(RegionLine(row, qualname, "disabled", "not traced: decorated with a Dynamo disable"))
+        elif node in solution.compiled:
+            status = "fullgraph" if node in solution.fullgraph else "compiled"
+            rows.append(RegionLine(row, qualname, status, solution.compiled[node]))
+    rows.sort(key=lambda line: (line.row, line.qualname))
+    return rows
+
+
+def _alone(text: str, path: str, settings: Settings) -> tuple[FileAnalysis, Solution]:
+    from torchlint.analysis.dynamo_config import dynamo_config_of
+    from torchlint.analysis.engine import analyze_text
+    from torchlint.settings.profile import compile_profile
+
+    analysis = analyze_text(text, path, settings, compile_profile(settings, dynamo_config_of(text)))
+    return analysis, Solution([analysis.outline])
+
+
+def lint_text(text: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """The findings of one text as a project of one file: what a snippet, a page's example or
+    a buffer with no project around it reports."""
+    analysis, solution = _alone(text, path, settings)
+    return reported(analysis, solution, settings)
+
+
+def describe_text(text: str, path: str, settings: Settings) -> list[RegionLine] | Diagnostic:
+    """`--show-regions` of one text as a project of one file."""
+    return region_lines(*_alone(text, path, settings))
