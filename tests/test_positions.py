@@ -15,7 +15,7 @@ from torchlint.settings.config import Settings
 from torchlint.analysis.engine import ParserLimit, syntax_error as _syntax_error
 from torchlint.project.resolve import lint_text
 from torchlint.report.diagnostic import Location
-from torchlint.parse.positions import _regenerated, _spans_in_statements, locate, parse
+from torchlint.parse.positions import _occurrences, _regenerated, _spans_in_definitions, locate, parse
 from torchlint.report.suppression import find_directives
 
 ROOT = Path("/project")
@@ -165,21 +165,44 @@ STATEMENT_SHAPES = [
     "def f():\n\f    return 1\n\n\ndef g():\n    return 2\n",
     "# only a header\n\nx = 1  # trailing\n",
     "def f():\n    return 1\n\n\nasync def f():\n    return 2\n\n\nclass f:\n    pass\n\n\ndef f():\n    return 3\n",
+    # methods of one name in several classes, a nested class, a decorated method, tabs
+    "class A:\n    x = 1\n\n    def forward(self, x):\n        return x\n\n\nclass B(A):\n    class Inner:\n"
+    "        def forward(self):\n            return 2\n\n    @staticmethod\n    def forward(x):\n        def forward(y):\n"
+    "            return y\n        return forward(x)\n",
+    "class T:\n\tdef f(self):\n\t\treturn 1\n\n\tdef g(self):\n\t\treturn 2\n",
 ]
+
+
+def _definitions(module: cst.Module) -> list[cst.CSTNode]:
+    """Every `def` and `class` in source order, as the engine hands them to locate."""
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
 
 
 @pytest.mark.parametrize(
     "text",
     [*STATEMENT_SHAPES, *(path.read_text(encoding="utf-8") for path in sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.py")))],
 )
-def test_statements_regenerated_alone_are_placed_as_the_whole_module_places_them(text: str) -> None:
-    """locate regenerates only the top-level `def`s and `class`es that hold a reported
-    node, each placed by its header line; every node lands where regenerating the whole
-    module puts it."""
+@pytest.mark.parametrize("with_order", [True, False], ids=["methods-alone", "top-level"])
+def test_statements_regenerated_alone_are_placed_as_the_whole_module_places_them(text: str, with_order: bool) -> None:
+    """locate regenerates only the `def`s (each method on its own, where the order of the
+    module's definitions is known) and `class`es that hold a reported node, each placed by its
+    header line; every node lands where regenerating the whole module puts it."""
     parsed = parse(text)
     defined = [s for s in parsed.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    wanted = {id(node) for statement in defined for node in _every_node(statement)}
-    alone = _spans_in_statements(parsed, wanted)
+    methods = [m for s in defined if isinstance(s, cst.ClassDef) for m in s.body.body if isinstance(m, cst.FunctionDef)]
+    wanted = {id(node) for statement in methods or defined for node in _every_node(statement)}
+    occurrences = _occurrences(_definitions(parsed.module)) if with_order else {}
+    alone = _spans_in_definitions(parsed, wanted, occurrences)
     assert alone is not None
     whole = _regenerated(parsed.module, parsed.module, wanted).spans
     assert {key: alone[key] for key in wanted if key in whole} == {key: whole[key] for key in wanted if key in whole}
@@ -191,5 +214,5 @@ def test_a_header_that_a_string_holds_leaves_the_statement_to_the_whole_module()
     text = 'x = """\ndef f(x):\n"""\n\n\ndef f(x):\n    print(x)\n'
     parsed = parse(text)
     call = parsed.module.body[1].body.body[0].body[0].value
-    assert _spans_in_statements(parsed, {id(call)}) is None
-    assert locate(parsed, [call])[id(call)] == (Location(7, 5), Location(7, 13))
+    assert _spans_in_definitions(parsed, {id(call)}, _occurrences(_definitions(parsed.module))) is None
+    assert locate(parsed, [call], _definitions(parsed.module))[id(call)] == (Location(7, 5), Location(7, 13))

@@ -21,7 +21,7 @@ from torchlint.analysis.guards import GuardEvaluator
 from torchlint.analysis.outline import FileOutline, outline_of, unparsed_outline
 from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.scopes import package_of
-from torchlint.analysis.summary import summarize
+from torchlint.analysis.summary import FileSummary, summarize
 from torchlint.files.project_files import outside_packages
 from torchlint.fix.fix_edits import TextLines, fix_of, plan_nodes
 from torchlint.parse.parsing import python_syntax_error
@@ -147,10 +147,17 @@ def syntax_error(text: str, path: str, libcst_error: cst.ParserSyntaxError | Non
 
 
 def analyze_text(
-    text: str, path: str, settings: Settings, profile: CompileProfile, *, parse_always: bool = False
+    text: str,
+    path: str,
+    settings: Settings,
+    profile: CompileProfile,
+    *,
+    parse_always: bool = False,
+    rows: bool = False,
 ) -> FileAnalysis:
     """One file's analysis. A file the text test shows nothing to trace in is only compiled by
-    Python (for TL901), unless ``parse_always``: the project's code calls into it."""
+    Python (for TL901), unless ``parse_always``: the project's code calls into it. ``rows``:
+    find the row each function's name is on, for `--show-regions`."""
     name = module_name(path, settings)
     package = is_package(path)
     directives = find_directives(text)
@@ -172,12 +179,12 @@ def analyze_text(
     for finding in findings:
         if finding.function is not None and is_break(finding):
             breaking.setdefault(finding.function.qualname, []).append(_standing(finding))
-    rows = _definition_rows(parsed, summary) if summary.functions else {}
+    pending, function_rows = _pending(findings, parsed, path, text, summary, rows)
     outline = outline_of(
         summary, graph, path, package, checked.kinds,
-        {qualname: any_of(*conditions) for qualname, conditions in breaking.items()}, rows,
+        {qualname: any_of(*conditions) for qualname, conditions in breaking.items()}, function_rows,
     )
-    return FileAnalysis(outline, _pending(findings, parsed, path, text), directives)
+    return FileAnalysis(outline, pending, directives)
 
 
 def _standing(finding: Finding) -> Condition:
@@ -187,18 +194,23 @@ def _standing(finding: Finding) -> Condition:
     return all_of(finding.condition, any_of(*(met.condition for met in finding.breaks_met)))
 
 
-def _definition_rows(parsed: Parsed, summary) -> dict[str, int]:
-    spans = locate(parsed, [function.name_node for function in summary.functions])
-    return {function.qualname: spans[id(function.name_node)][0].row for function in summary.functions}
+def _definitions(summary: FileSummary) -> list[cst.CSTNode]:
+    """The module's `def` and `class` statements in source order (what `locate` counts)."""
+    return [f.node for f in summary.functions if f.lambda_node is None] + [c.node for c in summary.classes.values()]
 
 
-def _pending(findings: list[Finding], parsed: Parsed, path: str, text: str) -> list[PendingDiagnostic]:
+def _pending(
+    findings: list[Finding], parsed: Parsed, path: str, text: str, summary: FileSummary, rows: bool
+) -> tuple[list[PendingDiagnostic], dict[str, int]]:
+    """Each finding as a diagnostic that waits for the project, and (``rows``) the row each
+    function's name is on: placed in one regeneration of the functions that need it."""
     inner_findings = [met.inner for f in findings for met in f.breaks_met if met.inner is not None]
-    nodes = [f.node for f in findings] + [f.statement for f in findings]
+    nodes = [function.name_node for function in summary.functions] if rows else []
+    nodes += [f.node for f in findings] + [f.statement for f in findings]
     nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
     nodes += [inner.node for f in findings for inner in f.related] + [inner.node for inner in inner_findings]
     nodes += [node for f in findings for node in plan_nodes(f.fix)]
-    spans = locate(parsed, nodes)
+    spans = locate(parsed, nodes, _definitions(summary))
     lines = TextLines(text) if any(f.fix is not None for f in findings) else None
     pending = []
     for finding in findings:
@@ -233,7 +245,9 @@ def _pending(findings: list[Finding], parsed: Parsed, path: str, text: str) -> l
                 finding.restate,
             )
         )
-    return pending
+    if not rows:
+        return pending, {}
+    return pending, {function.qualname: spans[id(function.name_node)][0].row for function in summary.functions}
 
 
 def _record(met: BreakMet, spans: dict) -> BreakRecord:

@@ -26,6 +26,7 @@ from torchlint.analysis.kind_vocabulary import (
     Kind,
     annotation_kind,
     arithmetic_kind,
+    is_container_annotation,
     isinstance_kind,
 )
 from torchlint.analysis.open_kinds import EVERY, Held, World, deciding, join_held, opened
@@ -189,7 +190,13 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             self.returned_tuples = None  # not every return is a tuple literal
 
     def return_kind(self) -> Held:
-        """What the function returns: its returns reached, joined (None when none is)."""
+        """What the function returns: its returns reached, joined (None when none is). A return
+        annotation that names a tensor, or a container, says so outright."""
+        returns = self.function.node.returns
+        if returns is not None:
+            annotated = annotation_kind(returns.annotation, self.function.enclosing)
+            if annotated is TENSOR or is_container_annotation(returns.annotation, self.function.enclosing):
+                return annotated
         return join_held(self.returned) if self.returned else PYTHON
 
     def return_elements(self) -> tuple[Held, ...] | None:

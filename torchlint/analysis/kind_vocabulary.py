@@ -40,6 +40,12 @@ _TENSOR_TYPES = frozenset(
      "torch.HalfTensor", "torch.DoubleTensor", "torch.IntTensor", "torch.ByteTensor", "torch.BFloat16Tensor"}
 )
 _PYTHON_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes"})
+# Containers: a value annotated as one is no tensor, whatever it holds.
+CONTAINER_NAMES = frozenset(
+    {"dict", "list", "tuple", "set", "frozenset", "Dict", "List", "Tuple", "Set", "FrozenSet", "Sequence",
+     "Mapping", "MutableMapping", "MutableSequence", "Iterable", "Iterator", "Collection", "OrderedDict",
+     "DefaultDict", "Deque", "deque", "defaultdict", "NamedTuple", "Callable"}
+)
 # What `isinstance(x, T)` may test for besides those: once it holds, `x` is a plain value.
 _NUMBER_TYPES = frozenset(
     {"builtins.complex", "numbers.Number", "numbers.Real", "numbers.Integral", "numbers.Complex",
@@ -225,13 +231,23 @@ def annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
             return annotation_kind(members[0], scope)
         if name == "Union" and len(members) == len(annotation.slice):
             return _optional_kind(members, scope)  # `Union[torch.Tensor, None]`
-        return UNKNOWN
+        return PYTHON if name in CONTAINER_NAMES else UNKNOWN
     name = qualified_name(annotation, scope)
     if name in _TENSOR_TYPES:
         return TENSOR
-    if name in _PYTHON_TYPES:
+    if name in _PYTHON_TYPES or (name or "").rsplit(".", 1)[-1] in CONTAINER_NAMES:
         return PYTHON
     return UNKNOWN
+
+
+def is_container_annotation(annotation: cst.BaseExpression, scope: Scope) -> bool:
+    """`Dict[str, Tensor]`, `list`, `Optional[Tuple[int, int]]`: a container, never a tensor."""
+    if isinstance(annotation, cst.Subscript):
+        name = (qualified_name(annotation.value, scope) or "").rsplit(".", 1)[-1]
+        if name == "Optional" and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+            return is_container_annotation(annotation.slice[0].slice.value, scope)
+        return name in CONTAINER_NAMES
+    return (qualified_name(annotation, scope) or "").rsplit(".", 1)[-1] in CONTAINER_NAMES
 
 
 def isinstance_kind(types: cst.BaseExpression, scope: Scope) -> Kind:

@@ -24,6 +24,7 @@ from torchlint.analysis.kind_vocabulary import (
     Kind,
     annotation_kind,
     is_constant,
+    is_container_annotation,
     is_tensor_type,
     takes_a_tensor_first,
 )
@@ -86,7 +87,8 @@ def bind_parameters(function: FunctionInfo, owner: ClassInfo | None, summary: Fi
             if kind is UNKNOWN and _names_module_class(annotation, function, summary):
                 kind = MODULE
             kinds[name] = kind
-            if kind in (PYTHON, UNKNOWN):
+            # A scalar a caller's tensor may stand in for; a container stays one.
+            if kind in (PYTHON, UNKNOWN) and not is_container_annotation(annotation, function.enclosing):
                 scalars.add(name)
         elif param.default is not None and is_constant(param.default) and not (
             isinstance(param.default, cst.Name) and param.default.value == "None"

@@ -175,12 +175,19 @@ def _rows_inside_tokens(text: str) -> set[int] | None:
     return rows
 
 
-def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Location, Location]]:
-    """Start and end of each node in ``nodes``, keyed by ``id(node)``."""
+def locate(
+    parsed: Parsed, nodes: Iterable[cst.CSTNode], definitions: Sequence[cst.CSTNode] = ()
+) -> dict[int, tuple[Location, Location]]:
+    """Start and end of each node in ``nodes``, keyed by ``id(node)``.
+
+    ``definitions``: the module's `def` and `class` statements in source order, where the
+    caller knows them: each function that holds a wanted node is then regenerated on its own
+    (a method without the rest of its class), so a file whose every class holds a finding
+    costs what its flagged functions do, not a regeneration of the whole file."""
     wanted = {id(node) for node in nodes}
     if not wanted:
         return {}
-    spans = _spans_in_statements(parsed, wanted)
+    spans = _spans_in_definitions(parsed, wanted, _occurrences(definitions))
     if spans is None or not wanted <= spans.keys():
         spans = _regenerated(parsed.module, parsed.module, wanted).spans
     index = parsed.lines
@@ -191,50 +198,101 @@ def locate(parsed: Parsed, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Loca
     }
 
 
-def _regenerated(module: cst.Module, node: cst.CSTNode, wanted: set[int]) -> _OffsetTrackingState:
-    """``node``'s code regenerated (its tokens), with the offsets of the ``wanted`` nodes in it."""
+def _regenerated(
+    module: cst.Module, node: cst.CSTNode, wanted: set[int], indent: Sequence[str] = ()
+) -> _OffsetTrackingState:
+    """``node``'s code regenerated (its tokens), with the offsets of the ``wanted`` nodes in it.
+    ``indent``: the indentation of the blocks around it, so its lines read as in the file."""
     state = _OffsetTrackingState(
         default_indent=module.default_indent,
         default_newline=module.default_newline,
         targets=set(wanted),
     )
+    state.indent_tokens.extend(indent)
     node._codegen(state)
     return state
 
 
-def _spans_in_statements(parsed: Parsed, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
-    """The spans from regenerating only the top-level `def`s and `class`es that hold a
-    wanted node, each placed where its header line stands in the text; None when one
-    cannot be placed that way (the whole module is regenerated instead)."""
+def _occurrences(definitions: Sequence[cst.CSTNode]) -> dict[int, int]:
+    """id of a `def` or `class` -> how many statements with its header come before it, itself
+    included: its header is that-manieth line that starts with it."""
+    seen: dict[tuple[str, str], int] = {}
+    found = {}
+    for node in definitions:
+        header = _header(node)
+        if header is not None:
+            seen[header] = found[id(node)] = seen.get(header, 0) + 1
+    return found
+
+
+def _spans_in_definitions(
+    parsed: Parsed, wanted: set[int], occurrences: Mapping[int, int]
+) -> dict[int, tuple[int, int]] | None:
+    """The spans from regenerating only the `def`s (and, at the top level, `class`es) that hold
+    a wanted node, each placed where its header line stands in the text; None when one cannot
+    be placed that way (the whole module is regenerated instead)."""
     module = parsed.module
     spans: dict[int, tuple[int, int]] = {}
     left = set(wanted)
-    seen: dict[tuple[str, str], int] = {}
     headers: dict[tuple[str, str], list[int]] | None = None
+    top_level: dict[tuple[str, str], int] = {}
+
+    def place(statement: cst.BaseStatement, occurrence: int | None, indent: Sequence[str]) -> bool:
+        nonlocal headers
+        header = _header(statement)
+        if header is None or occurrence is None:
+            return False
+        state = _regenerated(module, statement, wanted, indent)
+        if headers is None:
+            # Without the definitions' order, only top-level headers can be counted.
+            headers = _header_lines(parsed.code, indented=bool(occurrences))
+        start = _place(parsed, "".join(state.tokens), header, headers.get(header, ()), occurrence)
+        if start is None:
+            return False
+        spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
+        left.difference_update(state.spans.keys())
+        return True
+
+    def methods_alone(cls: cst.ClassDef, indent: Sequence[str]) -> bool:
+        """Each method of a class that holds a wanted node, regenerated on its own; False where
+        a wanted node lies elsewhere in the class (its header, a class attribute)."""
+        body = cls.body
+        if not occurrences or not isinstance(body, cst.IndentedBlock) or holds_outside_body(cls):
+            return False
+        inner = [*indent, body.indent if body.indent is not None else module.default_indent]
+        for statement in body.body:
+            if not left:
+                return True
+            if not holds(statement, left):
+                continue
+            if isinstance(statement, cst.ClassDef) and methods_alone(statement, inner):
+                continue
+            if not isinstance(statement, cst.FunctionDef) or not place(statement, occurrences.get(id(statement)), inner):
+                return False
+        return True
+
+    def holds_outside_body(cls: cst.ClassDef) -> bool:
+        return id(cls) in left or any(holds(part, left) for part in (*cls.decorators, *cls.bases, *cls.keywords))
+
     for statement in module.body:
         header = _header(statement)
         if header is not None:
             # The how-manieth top-level statement with this header: a name defined twice.
-            seen[header] = occurrence = seen.get(header, 0) + 1
+            top_level[header] = top_level.get(header, 0) + 1
         if not left:
             break
         if not holds(statement, left):
             continue
-        if header is None:
+        if isinstance(statement, cst.ClassDef) and methods_alone(statement, ()):
+            continue
+        occurrence = occurrences.get(id(statement)) if occurrences else top_level.get(header) if header else None
+        if not place(statement, occurrence, ()):
             return None
-        state = _regenerated(module, statement, wanted)
-        if headers is None:
-            headers = _header_lines(parsed.code)
-        start = _place(parsed, "".join(state.tokens), header, headers.get(header, ()), occurrence)
-        if start is None:
-            return None
-        spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
-        left -= state.spans.keys()
     return spans
 
 
-def _header(statement: cst.BaseStatement) -> tuple[str, str] | None:
-    """(keyword, name) of a top-level `def`, `async def` or `class`."""
+def _header(statement: cst.CSTNode) -> tuple[str, str] | None:
+    """(keyword, name) of a `def`, `async def` or `class`."""
     if isinstance(statement, cst.FunctionDef):
         return ("def" if statement.asynchronous is None else "async def", statement.name.value)
     if isinstance(statement, cst.ClassDef):
@@ -242,24 +300,25 @@ def _header(statement: cst.BaseStatement) -> tuple[str, str] | None:
     return None
 
 
-# A header at the start of a line: what no other line of code starts with.
-_HEADER_LINE = re.compile(r"^(?:(async)[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+# A header at the start of a line, after its indentation: what no other line of code starts with.
+_HEADER_LINE = re.compile(r"^[ \t]*(?:(async)[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+_TOP_LEVEL_HEADER_LINE = re.compile(r"^(?:(async)[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
 
 
-def _header_lines(code: str) -> dict[tuple[str, str], list[int]]:
-    """Where each (keyword, name) header starts a line of ``code``, in order: found in one
-    pass, however many statements are then placed."""
+def _header_lines(code: str, indented: bool) -> dict[tuple[str, str], list[int]]:
+    """Where each (keyword, name) header starts a line of ``code`` (``indented``: nested ones
+    too), in order: found in one pass, however many statements are then placed."""
     found: dict[tuple[str, str], list[int]] = {}
-    for match in _HEADER_LINE.finditer(code):
+    for match in (_HEADER_LINE if indented else _TOP_LEVEL_HEADER_LINE).finditer(code):
         found.setdefault(_as_header(match), []).append(match.start())
     return found
 
 
 def _place(parsed: Parsed, regenerated: str, header: tuple[str, str], starts: Sequence[int], occurrence: int) -> int | None:
-    """Where ``regenerated``, a top-level statement's code, starts in the module's code: its
-    header is the ``occurrence``-th line there that starts with ``header`` (``starts``), and
-    it starts as many lines above that as it has lines before its header (comments,
-    decorators)."""
+    """Where ``regenerated``, a statement's code from the start of its first line, starts in the
+    module's code: its header is the ``occurrence``-th line there that starts with ``header``
+    (``starts``), and it starts as many lines above that as it has lines before its header
+    (comments, decorators)."""
     own = next((m for m in _HEADER_LINE.finditer(regenerated) if _as_header(m) == header), None)
     if own is None or occurrence > len(starts):
         return None

@@ -86,12 +86,12 @@ def region_lines(analysis: FileAnalysis, solution: Solution) -> list[RegionLine]
     return rows
 
 
-def _alone(text: str, path: str, settings: Settings) -> tuple[FileAnalysis, Solution]:
+def _alone(text: str, path: str, settings: Settings, rows: bool = False) -> tuple[FileAnalysis, Solution]:
     from torchlint.analysis.dynamo_config import dynamo_config_of
     from torchlint.analysis.engine import analyze_text
     from torchlint.settings.profile import compile_profile
 
-    analysis = analyze_text(text, path, settings, compile_profile(settings, dynamo_config_of(text)))
+    analysis = analyze_text(text, path, settings, compile_profile(settings, dynamo_config_of(text)), rows=rows)
     return analysis, Solution([analysis.outline])
 
 
@@ -104,4 +104,4 @@ def lint_text(text: str, path: str, settings: Settings) -> list[Diagnostic]:
 
 def describe_text(text: str, path: str, settings: Settings) -> list[RegionLine] | Diagnostic:
     """`--show-regions` of one text as a project of one file."""
-    return region_lines(*_alone(text, path, settings))
+    return region_lines(*_alone(text, path, settings, rows=True))

@@ -129,14 +129,16 @@ class Analysed:
 _Item = tuple[Path, Settings, "CompileProfile | None", "str | None", bool]
 
 
-def _analyze_batch(batch: list[_Item], keep_source: bool) -> list[tuple[Analysed, str | None]]:
+def _analyze_batch(batch: list[_Item], keep_source: bool, rows: bool) -> list[tuple[Analysed, str | None]]:
     found = []
     for path, settings, profile, text, parse_always in batch:
         source, content = _read(path, text, settings)
         if isinstance(source, FileError):
             found.append((Analysed(str(path), error=source), content))
             continue
-        analysis = _per_file(str(path), lambda: analyze_text(source, str(path), settings, profile, parse_always=parse_always))
+        analysis = _per_file(
+            str(path), lambda: analyze_text(source, str(path), settings, profile, parse_always=parse_always, rows=rows)
+        )
         if isinstance(analysis, FileError):
             found.append((Analysed(str(path), error=analysis), content))
         else:
@@ -259,12 +261,12 @@ class _Memo:
                 self.cache.put(keys[i], value, path)
         return found
 
-    def analyze(self, items: list[_Item], keep_source: bool) -> list[Analysed]:
+    def analyze(self, items: list[_Item], keep_source: bool, rows: bool) -> list[Analysed]:
         keys = [
-            self.key("analysis", path, settings, profile, parse_always, keep_source)
+            self.key("analysis", path, settings, profile, parse_always, keep_source, rows)
             for path, settings, profile, _, parse_always in items
         ]
-        return self.map(_analyze_batch, items, keys, keep_source)
+        return self.map(_analyze_batch, items, keys, keep_source, rows)
 
     def configs(self, items: list[_Item]) -> list[dict]:
         keys = [self.key("dynamo-config", path, settings) for path, settings, *_ in items]
@@ -282,10 +284,11 @@ class _ProjectRun:
     a class a skipped file may construct elsewhere, the file is parsed then (still once) and
     the solve takes its outline in."""
 
-    def __init__(self, work: list[tuple[Path, Settings]], memo: _Memo, keep_sources: bool) -> None:
+    def __init__(self, work: list[tuple[Path, Settings]], memo: _Memo, keep_sources: bool, rows: bool = False) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
         self.memo = memo
         self.keep_sources = keep_sources
+        self.rows = rows
         ordered = sorted(self.work)
         configs = memo.configs([(*self.work[path], None, memo.texts.get(path), False) for path in ordered])
         dynamo_config = merge(configs)
@@ -319,7 +322,7 @@ class _ProjectRun:
             for path in paths
             for file, settings in (self.work[path],)
         ]
-        for path, analysed in zip(paths, self.memo.analyze(items, self.keep_sources)):
+        for path, analysed in zip(paths, self.memo.analyze(items, self.keep_sources, self.rows)):
             self.analysed[path] = analysed
 
     def _outlines(self):
@@ -436,11 +439,12 @@ def _project(
     texts: Mapping[str, str],
     keep_sources: bool,
     listing: Listing | None,
+    rows: bool = False,
 ) -> tuple[_ProjectRun, _Memo]:
     memo = _Memo(workers, cache, texts)
     record = _stored_record(cache)
     memo.known = record.files if record is not None else {}
-    project = _ProjectRun([*work, *context], memo, keep_sources)
+    project = _ProjectRun([*work, *context], memo, keep_sources, rows)
     _keep_record(memo, project, record, listing)
     return project, memo
 
@@ -532,7 +536,7 @@ def _describe_files(
     listing: Listing | None = None,
 ) -> None:
     with _workers(jobs, len(work) + len(context)) as workers:
-        project, _ = _project(work, context, workers, cache, texts, False, listing)
+        project, _ = _project(work, context, workers, cache, texts, False, listing, rows=True)
         for path, _ in work:
             run.add(str(path), project.regions(str(path)))
 
