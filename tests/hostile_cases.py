@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pwd
 import random
-import stat
 import subprocess
 import sys
 from pathlib import Path

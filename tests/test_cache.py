@@ -5,7 +5,6 @@ foreign cache file is ignored, never trusted."""
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import pickle
 import subprocess
@@ -55,7 +54,13 @@ def pkg(project: Path) -> Path:
 
 
 def _cache_files(folder: Path) -> list[Path]:
+    """The entries (one file each) of every fingerprint folder."""
     return sorted(folder.glob("*/*.pickle"))
+
+
+def _written(folder: Path) -> dict[str, int]:
+    """Each file of the cache folder, with when it was last written."""
+    return {path.relative_to(folder).as_posix(): path.stat().st_mtime_ns for path in folder.rglob("*") if path.is_file()}
 
 
 def test_the_cache_folder_tells_git_and_backups_to_leave_it_alone(pkg: Path) -> None:
@@ -64,7 +69,9 @@ def test_the_cache_folder_tells_git_and_backups_to_leave_it_alone(pkg: Path) -> 
     folder = pkg / ".torchlint_cache"
     assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
     assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
-    assert len(_cache_files(folder)) == 1
+    # One folder for this torchlint and environment, holding the project's entries and its record.
+    assert len({path.parent for path in _cache_files(folder)}) == 1
+    assert len(list(_cache_files(folder)[0].parent.glob("*.record"))) == 1
     subprocess.run(["git", "init", "-q"], cwd=pkg, check=True)
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=pkg, capture_output=True, text=True)
     assert ".torchlint_cache" not in status.stdout
@@ -72,23 +79,24 @@ def test_the_cache_folder_tells_git_and_backups_to_leave_it_alone(pkg: Path) -> 
 
 def test_a_warm_run_reports_what_the_cold_run_did(pkg: Path) -> None:
     cold = torchlint("pkg", "--output-format", "json", cwd=pkg)
-    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
-    written = cache_file.stat().st_mtime_ns
+    written = _written(pkg / ".torchlint_cache")
     warm = torchlint("pkg", "--output-format", "json", cwd=pkg)
     assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
     # Nothing new was worked out, so nothing was written.
-    assert cache_file.stat().st_mtime_ns == written
+    assert _written(pkg / ".torchlint_cache") == written
 
 
-def test_a_warm_run_works_nothing_out_again(pkg: Path) -> None:
+def test_a_warm_run_works_nothing_out_again(pkg: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     resolver = ConfigResolver()
     work = [(path, resolver.for_path(path)) for path in sorted((pkg / "pkg").glob("*.py"))]
     cold = Cache(pkg / "cache", "pkg")
     expected = check_files(work, cache=cold)
     cold.save()
+    parsed = _parsing_counted(monkeypatch, tmp_path)
     warm = Cache(pkg / "cache", "pkg")
     assert check_files(work, cache=warm) == expected
-    assert warm.hits and not warm.misses
+    # The record of the last solve answers: no file is parsed, no entry even read.
+    assert parsed.values() == [] and not warm.misses
 
 
 def test_an_edit_is_never_answered_from_the_cache(pkg: Path) -> None:
@@ -109,17 +117,17 @@ def test_settings_are_part_of_the_key(pkg: Path) -> None:
 
 def test_a_damaged_cache_file_is_ignored(pkg: Path) -> None:
     expected = torchlint("pkg", cwd=pkg).stdout
-    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
-    data = cache_file.read_bytes()
-    for damaged in (data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 1]), b"", b"\0" * 64):
-        cache_file.write_bytes(damaged)
+    folder = pkg / ".torchlint_cache"
+    originals = {path: path.read_bytes() for path in folder.glob("*/*") if path.suffix in (".pickle", ".record")}
+    for damage in (lambda d: d[: len(d) // 2], lambda d: d[:-1] + bytes([d[-1] ^ 1]), lambda d: b"", lambda d: b"\0" * 64):
+        for path, data in originals.items():
+            path.write_bytes(damage(data))
         again = torchlint("pkg", cwd=pkg)
-        assert again.stdout == expected and again.returncode == 1, damaged[:20]
+        assert again.stdout == expected and again.returncode == 1
 
 
 def test_a_foreign_pickle_is_never_loaded(pkg: Path, tmp_path: Path) -> None:
     torchlint("pkg", cwd=pkg)
-    cache_file = _cache_files(pkg / ".torchlint_cache")[0]
     witness = tmp_path / "pwned"
 
     class Payload:
@@ -127,14 +135,18 @@ def test_a_foreign_pickle_is_never_loaded(pkg: Path, tmp_path: Path) -> None:
             return (os.system, (f"touch {witness}",))
 
     # Well formed, under the keys a run asks for, with a valid checksum: only what the
-    # entries name gives them away.
+    # files hold gives them away.
     magic = b"torchlint-cache\n"
-    records = io.BytesIO(cache_file.read_bytes()[len(magic):-32])
-    body = b""
-    while records.tell() < len(records.getvalue()):
-        key, owner, _ = pickle.load(records)
-        body += pickle.dumps((key, owner, pickle.dumps(Payload())))
-    cache_file.write_bytes(magic + body + hashlib.blake2b(body, digest_size=32).digest())
+    folder = pkg / ".torchlint_cache"
+    for path in folder.glob("*/*"):
+        if path.suffix == ".pickle":
+            key, _ = pickle.loads(path.read_bytes()[len(magic):-32])
+            body = pickle.dumps((key, Payload()))
+        elif path.suffix == ".record":
+            body = pickle.dumps(Payload())
+        else:
+            continue
+        path.write_bytes(magic + body + hashlib.blake2b(body, digest_size=32).digest())
     again = torchlint("pkg", cwd=pkg)
     assert "utils.py:2:5: TL101" in again.stdout
     assert not witness.exists()
@@ -302,10 +314,9 @@ def test_the_record_follows_the_project_after_a_run_that_changed_it(pkg: Path) -
 def test_a_warm_run_over_the_whole_project_writes_nothing(pkg: Path) -> None:
     write(pkg, OTHERS)
     _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg"))
-    cache_file = _cache_files(pkg / "cache")[0]
-    written = cache_file.stat().st_mtime_ns
+    written = _written(pkg / "cache")
     assert _check_named(pkg, "utils.py", Cache(pkg / "cache", "pkg")) == [(2, "TL101")]
-    assert cache_file.stat().st_mtime_ns == written
+    assert _written(pkg / "cache") == written
 
 
 def _age(root: Path) -> None:
@@ -360,3 +371,69 @@ def test_an_edited_config_or_gitignore_is_noticed_by_a_run_on_another_file(pkg: 
     assert "pkg/utils.py:2:5: TL101" in torchlint("pkg/utils.py", cwd=pkg).stdout
     (pkg / ".gitignore").write_text("pkg/model.py\n")
     assert torchlint("pkg/utils.py", cwd=pkg).returncode == 0
+
+
+ITEM_MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+"""
+
+
+def _named_run(pkg: Path, named: str, cache: Cache) -> list:
+    resolver = ConfigResolver()
+    files = sorted((pkg / "pkg").glob("*.py"))
+    work = [(path, resolver.for_path(path)) for path in files if path.name == named]
+    context = [(path, resolver.for_path(path)) for path in files if path.name != named]
+    found = check_files(work, context=context, cache=cache)
+    cache.save()
+    return [(Path(result.path).name, d.location.row, d.code) for result in found for d in result.diagnostics]
+
+
+def test_an_edit_that_changes_the_dynamo_config_solves_the_project_again(pkg: Path) -> None:
+    """settings.py's comment edit is answered from the last solve; its new
+    `torch._dynamo.config` line changes how every file compiles, so the project is solved again."""
+    write(pkg, {"pkg/net.py": ITEM_MODEL, "pkg/settings.py": "import torch\n"})
+    cache = pkg / "cache"
+    assert _named_run(pkg, "net.py", Cache(cache, "pkg")) == [("net.py", 6, "TL301")]
+    (pkg / "pkg/settings.py").write_text("import torch\n# scalars\n")
+    assert _named_run(pkg, "net.py", Cache(cache, "pkg")) == [("net.py", 6, "TL301")]
+    (pkg / "pkg/settings.py").write_text("import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n")
+    assert _named_run(pkg, "net.py", Cache(cache, "pkg")) == _named_run(pkg, "net.py", Cache(None)) == []
+
+
+def test_a_file_added_to_the_project_solves_it_again(pkg: Path) -> None:
+    cache = pkg / "cache"
+    assert _named_run(pkg, "utils.py", Cache(cache, "pkg")) == [("utils.py", 2, "TL101")]
+    # A second caller, in a new file, compiles nothing new; a new module calling the helper does.
+    write(pkg, {"pkg/other.py": "from pkg.utils import helper\n\n\ndef eager(x):\n    return helper(x)\n"})
+    assert _named_run(pkg, "utils.py", Cache(cache, "pkg")) == [("utils.py", 2, "TL101")]
+    (pkg / "pkg/model.py").unlink()
+    assert _named_run(pkg, "utils.py", Cache(cache, "pkg")) == _named_run(pkg, "utils.py", Cache(None)) == []
+
+
+def test_a_solve_whose_answers_left_the_cache_is_solved_again(pkg: Path) -> None:
+    cache = pkg / "cache"
+    assert _named_run(pkg, "utils.py", Cache(cache, "pkg")) == [("utils.py", 2, "TL101")]
+    for entry in _cache_files(cache):
+        entry.unlink()
+    (pkg / "pkg/utils.py").write_text(UTILS + "# a comment\n")
+    assert _named_run(pkg, "utils.py", Cache(cache, "pkg")) == [("utils.py", 2, "TL101")]
+
+
+def test_a_comment_edit_reports_what_a_run_without_the_cache_does(pkg: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write(pkg, OTHERS)
+    cache = pkg / "cache"
+    _named_run(pkg, "utils.py", Cache(cache, "pkg"))
+    edited = "# moved down a line\n" + UTILS
+    (pkg / "pkg/utils.py").write_text(edited)
+    parsed = _parsing_counted(monkeypatch, tmp_path)
+    warm = Cache(cache, "pkg")
+    assert _named_run(pkg, "utils.py", warm) == [("utils.py", 3, "TL101")]
+    assert parsed.values() == [len(edited)]
+    # Answered from the last solve: the one entry read is what the project answered utils.py.
+    assert (warm.hits, warm.misses) == (1, 1)
+    assert _named_run(pkg, "utils.py", Cache(None)) == [("utils.py", 3, "TL101")]

@@ -88,11 +88,11 @@ def test_a_file_saved_during_the_run_keeps_the_users_text(
 
 def test_a_file_saved_during_a_check_is_reported_and_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bytes a step read are not those the run hashed: nothing found is reported or kept."""
-    import torchlint.run.runner
+    import torchlint.run.memo
 
     write(tmp_path, {"model.py": MODEL})
     model = tmp_path / "model.py"
-    original = torchlint.run.runner.file_content
+    original = torchlint.run.memo.file_content
 
     def hashed_then_saved(path, known):
         hashed = original(path, known)
@@ -100,7 +100,7 @@ def test_a_file_saved_during_a_check_is_reported_and_not_cached(tmp_path: Path, 
             model.write_text(SAVED_MEANWHILE)  # saved after the run hashed it, before a step read it
         return hashed
 
-    monkeypatch.setattr(torchlint.run.runner, "file_content", hashed_then_saved)
+    monkeypatch.setattr(torchlint.run.memo, "file_content", hashed_then_saved)
     first = run_in_process("check", "model.py", cwd=tmp_path)
     monkeypatch.undo()
     assert first.returncode == 2 and "changed while it was being checked" in first.stderr, first.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import libcst as cst
 import pytest
 from click.testing import CliRunner
 

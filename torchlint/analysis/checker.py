@@ -37,7 +37,7 @@ from torchlint.analysis.path_conditions import PathConditions, path_conditions
 from torchlint.analysis.regions import CallIndex, FileGraph, arguments
 from torchlint.analysis.scopes import Scope, assigned_value, qualified_name
 from torchlint.analysis.statement_flow import FlowEvents, SimpleStatements, walk_function
-from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
+from torchlint.analysis.summary import FileSummary, FunctionInfo
 from torchlint.parse.cst_walk import parent_map, walk
 from torchlint.rules.base import Rule
 from torchlint.rules.context import BreakMet, Finding

@@ -9,18 +9,19 @@ which it stands (`conditions`), and the project answers it (`torchlint.project`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
 
 import libcst as cst
 
 from torchlint.analysis.checker import Checker
-from torchlint.analysis.conditions import TRUE, Condition, all_of, any_of
+from torchlint.analysis.conditions import TRUE, Condition, Fact, Fullgraph, any_of
 from torchlint.analysis.guards import GuardEvaluator
 from torchlint.analysis.outline import FileOutline, outline_of, unparsed_outline
 from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.scopes import package_of
+from torchlint.analysis.stable_digest import digest
 from torchlint.analysis.summary import FileSummary, summarize
 from torchlint.files.project_files import outside_packages
 from torchlint.fix.fix_edits import TextLines, fix_of, plan_nodes
@@ -70,6 +71,27 @@ class FileAnalysis:
     outline: FileOutline
     pending: list[PendingDiagnostic] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
+    # A digest of what the project reads of the file: its outline (less the rows its
+    # functions are on) and the facts its findings ask. Another content with the same
+    # interface leaves the project's solution as it was.
+    interface: str = ""
+
+    def facts(self) -> set[Fact]:
+        """The project facts the file's findings ask about."""
+        found: set[Fact] = set()
+        for pending in self.pending:
+            found.update(pending.condition.facts())
+            for met in pending.breaks_met:
+                found.update(met.condition.facts())
+            if pending.function is not None:
+                found.add(Fullgraph(pending.function))
+        return found
+
+
+def _analysis(outline: FileOutline, pending: list[PendingDiagnostic], directives: list[Directive]) -> FileAnalysis:
+    analysis = FileAnalysis(outline, pending, directives)
+    analysis.interface = digest(replace(outline, rows={}), analysis.facts())
+    return analysis
 
 
 def module_name(path: str, settings: Settings) -> str:
@@ -164,13 +186,13 @@ def analyze_text(
     if not parse_always and not may_hold_compiled_code(text, settings):
         found = syntax_error(text, path)
         pending = [PendingDiagnostic(found, TRUE)] if found is not None else []
-        return FileAnalysis(unparsed_outline(path, name, package), pending, directives)
+        return _analysis(unparsed_outline(path, name, package), pending, directives)
     try:
         parsed = parse(text)
     except cst.ParserSyntaxError as error:
         found = syntax_error(text, path, error)
         outline = FileOutline(path, name, package_of(name, package))
-        return FileAnalysis(outline, [PendingDiagnostic(found, TRUE)] if found is not None else [], directives)
+        return _analysis(outline, [PendingDiagnostic(found, TRUE)] if found is not None else [], directives)
     summary = summarize(parsed.module, name, package)
     graph = FileGraph(summary, settings.entry_points, guards=_guards(settings.guard_functions))
     checked = _checker(settings.guard_functions, profile.torch_version).run(summary, graph, profile)
@@ -178,20 +200,13 @@ def analyze_text(
     breaking: dict[str, list[Condition]] = {}
     for finding in findings:
         if finding.function is not None and is_break(finding):
-            breaking.setdefault(finding.function.qualname, []).append(_standing(finding))
+            breaking.setdefault(finding.function.qualname, []).append(finding.standing())
     pending, function_rows = _pending(findings, parsed, path, text, summary, rows)
     outline = outline_of(
         summary, graph, path, package, checked.kinds,
         {qualname: any_of(*conditions) for qualname, conditions in breaking.items()}, function_rows,
     )
-    return FileAnalysis(outline, pending, directives)
-
-
-def _standing(finding: Finding) -> Condition:
-    """Where a finding stands: its condition, and one of its breaks met where it has them."""
-    if not finding.breaks_met:
-        return finding.condition
-    return all_of(finding.condition, any_of(*(met.condition for met in finding.breaks_met)))
+    return _analysis(outline, pending, directives)
 
 
 def _definitions(summary: FileSummary) -> list[cst.CSTNode]:

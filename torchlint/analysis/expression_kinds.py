@@ -39,7 +39,7 @@ from torchlint.analysis.kind_vocabulary import (
     is_constant,
     join_kinds,
 )
-from torchlint.analysis.scopes import Scope, dotted_name, qualified_name
+from torchlint.analysis.scopes import Scope, qualified_name
 
 if TYPE_CHECKING:
     from torchlint.analysis.file_kinds import FileKinds

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import libcst as cst
 
 from torchlint.analysis.checker import FunctionKinds
 from torchlint.analysis.conditions import Condition

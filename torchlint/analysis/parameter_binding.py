@@ -21,7 +21,6 @@ from torchlint.analysis.kind_vocabulary import (
     PYTHON,
     TENSOR,
     UNKNOWN,
-    Kind,
     annotation_kind,
     is_constant,
     is_container_annotation,

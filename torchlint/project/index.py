@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from torchlint.analysis.dynamo_config import merge
 from torchlint.analysis.outline import ClassName, FileOutline, OutlineEntry, Target
@@ -264,10 +263,15 @@ class ProjectIndex:
                 for qualname, info in outline.classes.items():
                     for method, function in info.methods.items():
                         self._methods_by_name.setdefault(method, []).append(((path, function), qualname))
-        found = self._methods_by_name.get(name, [])
-        if len(found) > MAX_CLASSES_BY_METHOD:
-            return []
-        return [(node, f"{qualname} (the project's only classes with .{name})") for node, qualname in found]
+            self._any_method_edges: dict[str, list[tuple[Node, str]]] = {}
+        edges = self._any_method_edges.get(name)
+        if edges is None:
+            found = self._methods_by_name.get(name, [])
+            edges = self._any_method_edges[name] = (
+                [] if len(found) > MAX_CLASSES_BY_METHOD
+                else [(node, f"{qualname} (the project's only classes with .{name})") for node, qualname in found]
+            )
+        return edges
 
     def _subclasses_of(self, key: ClassKey) -> list[ClassKey]:
         """The project's classes that derive from ``key``, directly or not (asked for each

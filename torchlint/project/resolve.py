@@ -6,10 +6,11 @@ never depends on which others are shown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from torchlint.analysis.checker import FULLGRAPH_NOTE
-from torchlint.analysis.conditions import Fullgraph
+from torchlint.analysis.conditions import Fact, Fullgraph
 from torchlint.analysis.engine import FileAnalysis, PendingDiagnostic
 from torchlint.analysis.regions import RegionLine
 from torchlint.project.solution import Solution
@@ -21,23 +22,30 @@ from torchlint.settings.config import Settings
 from torchlint.settings.selection import codes_for_file
 
 
-def standing(analysis: FileAnalysis, solution: Solution) -> list[Diagnostic]:
+# The project's answer to a fact as one file spells it.
+Answer = Callable[[Fact], bool]
+
+
+def answers_of(path: str, solution: Solution) -> Answer:
+    return lambda fact: solution.fact(path, fact)
+
+
+def standing(analysis: FileAnalysis, answer: Answer) -> list[Diagnostic]:
     """The file's findings that hold in the project, as they read there."""
-    path = analysis.outline.path
     found = []
     for pending in analysis.pending:
-        diagnostic = _as_it_holds(pending, path, solution)
+        diagnostic = _as_it_holds(pending, answer)
         if diagnostic is not None:
             found.append(diagnostic)
     return found
 
 
-def _as_it_holds(pending: PendingDiagnostic, path: str, solution: Solution) -> Diagnostic | None:
-    if not solution.holds(path, pending.condition):
+def _as_it_holds(pending: PendingDiagnostic, answer: Answer) -> Diagnostic | None:
+    if not pending.condition.holds(answer):
         return None
     diagnostic = pending.diagnostic
     if pending.breaks_met:
-        met = [record for record in pending.breaks_met if solution.holds(path, record.condition)]
+        met = [record for record in pending.breaks_met if record.condition.holds(answer)]
         if not met:
             return None
         rule = rule_by_code(diagnostic.code)
@@ -51,20 +59,29 @@ def _as_it_holds(pending: PendingDiagnostic, path: str, solution: Solution) -> D
             related=tuple(record.related for record in met if record.related is not None),
             gb_ids=tuple(gb_ids),
         )
-    if pending.function is not None and solution.fact(path, Fullgraph(pending.function)):
+    if pending.function is not None and answer(Fullgraph(pending.function)):
         diagnostic = replace(diagnostic, message=diagnostic.message + FULLGRAPH_NOTE)
     return diagnostic
 
 
-def reported(analysis: FileAnalysis, solution: Solution, settings: Settings) -> list[Diagnostic]:
-    """What is printed for the file: its standing findings less those its `noqa` comments
-    suppress (and the comments that suppress nothing, TL902), then the selection."""
-    path = analysis.outline.path
-    kept = apply_suppressions(standing(analysis, solution), analysis.directives, path)
+def kept(analysis: FileAnalysis, answer: Answer) -> list[Diagnostic]:
+    """The file's standing findings less those its `noqa` comments suppress, and the comments
+    that suppress nothing (TL902): all of them, whichever codes are selected."""
+    return apply_suppressions(standing(analysis, answer), analysis.directives, analysis.outline.path)
+
+
+def selected(diagnostics: list[Diagnostic], path: str, settings: Settings) -> list[Diagnostic]:
+    """What is printed of a file's kept findings: the selection applies last."""
     enabled = codes_for_file(path, settings)
-    shown = [diagnostic for diagnostic in kept if diagnostic.code in enabled]
+    shown = [diagnostic for diagnostic in diagnostics if diagnostic.code in enabled]
     shown.sort(key=Diagnostic.sort_key)
     return shown
+
+
+def reported(analysis: FileAnalysis, solution: Solution, settings: Settings) -> list[Diagnostic]:
+    """What is printed for the file: its kept findings, then the selection."""
+    path = analysis.outline.path
+    return selected(kept(analysis, answers_of(path, solution)), path, settings)
 
 
 def region_lines(analysis: FileAnalysis, solution: Solution) -> list[RegionLine] | Diagnostic:

@@ -40,7 +40,7 @@ from torchlint.analysis.conditions import (
 from torchlint.analysis.kind_vocabulary import CAPTURED, TENSOR, Kind
 from torchlint.analysis.open_kinds import Held, is_kind_when
 from torchlint.analysis.outline import FileOutline
-from torchlint.analysis.regions import NESTED, Ref
+from torchlint.analysis.regions import NESTED
 from torchlint.project.index import Node, ProjectIndex
 
 # A kind fact as the solve keys it: ("param", node, name), ("used", node, name) (the body, or

@@ -84,7 +84,7 @@ def breaks_by_function(findings: list[Finding]) -> dict[int, list[Finding]]:
 
 def met_inside(findings: list[Finding]) -> tuple[BreakMet, ...]:
     """The breaks of a block's own body, as a finding about them meets them."""
-    return tuple(BreakMet(finding.condition, inner=finding) for finding in findings)
+    return tuple(BreakMet(finding.standing(), inner=finding) for finding in findings)
 
 
 def breaks_met(
@@ -105,7 +105,7 @@ def breaks_met(
     while pending:
         function = pending.pop()
         via = function.qualname if (function is not start or via_start) else None
-        met.extend(BreakMet(finding.condition, inner=finding, via=via) for finding in breaks.get(id(function), ()))
+        met.extend(BreakMet(finding.standing(), inner=finding, via=via) for finding in breaks.get(id(function), ()))
         for call, target in calls_into_code(function, ctx):
             if isinstance(target, FunctionInfo):
                 if id(target) not in seen:

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 import libcst as cst
 
-from torchlint.analysis.conditions import TRUE, Condition
+from torchlint.analysis.conditions import TRUE, Condition, all_of, any_of
 from torchlint.settings.profile import CompileProfile
 from torchlint.rules.base import Rule
 from torchlint.rules.fixes import FixPlan
@@ -51,6 +51,12 @@ class Finding:
     breaks_met: tuple[BreakMet, ...] = ()
     # What the rule's ``restate`` needs besides the breaks met (the block, the function).
     restate: tuple[str, ...] = ()
+
+    def standing(self) -> Condition:
+        """Where the finding stands: its condition, and one of its breaks met where it has them."""
+        if not self.breaks_met:
+            return self.condition
+        return all_of(self.condition, any_of(*(met.condition for met in self.breaks_met)))
 
 
 @dataclass(frozen=True)

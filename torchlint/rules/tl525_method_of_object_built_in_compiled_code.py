@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import libcst as cst
 
 from torchlint.analysis.conditions import Breaks
 from torchlint.rules._frame_skips import breaks_by_function, breaks_met, first_and_more

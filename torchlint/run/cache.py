@@ -4,9 +4,9 @@ Every entry is the result of a pure step (a file's outline and findings, the pro
 solved facts) under a key that hashes everything the step reads: torchlint's own code and
 the torch, Python and libcst it runs with, the file's bytes, its settings and what the
 project told it. A hit is therefore the step's
-answer, never a guess. The entries one run used are written back as one file per project
-root, by a temporary file and a rename, so a reader sees the old file or the new one and
-two concurrent runs cannot interleave. A file that does not check out (truncated,
+answer, never a guess. Each entry is a file of its own, written by a temporary file and a
+rename, so a reader sees the old file or the new one and two concurrent runs cannot
+interleave. A file that does not check out (truncated,
 corrupted, written by another version, or holding anything but torchlint's own data
 classes) is ignored, and so is anything in the cache folder that is not a plain file or
 folder (`cache_files`).
@@ -15,8 +15,6 @@ folder (`cache_files`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import enum
 import hashlib
 import io
 import os
@@ -25,9 +23,10 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torchlint
+from torchlint.analysis.stable_digest import digest
 from torchlint.run.cache_files import is_regular, open_folder, open_subfolder, read_regular, replaced
 from torchlint.settings.profile import distribution_version, installed_torch_version
 
@@ -44,36 +43,6 @@ _MARKERS = ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACH
 # Only these may be rebuilt from a cache file: a pickle naming anything else is foreign.
 _TRUSTED_MODULES = ("torchlint.",)
 _TRUSTED_BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")}
-
-
-def digest(*parts: object) -> str:
-    """A stable hash of plain values: the same on every run and in every process, whatever
-    the order sets and dicts were built in (``hash()`` of a string is not)."""
-    hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
-    for part in parts:
-        hasher.update(_canonical(part).encode("utf-8", "surrogatepass"))
-        hasher.update(b"\0")
-    return hasher.hexdigest()
-
-
-def _canonical(value: object) -> str:
-    if isinstance(value, (str, int, float, bool, type(None), bytes)):
-        return repr(value)
-    if isinstance(value, enum.Enum):
-        return f"{type(value).__qualname__}.{value.name}"
-    if isinstance(value, Path):
-        return repr(str(value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value))
-        return f"{type(value).__qualname__}({fields})"
-    if isinstance(value, dict):
-        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (set, frozenset)):
-        return "{" + ",".join(sorted(_canonical(item) for item in value)) + "}"
-    if isinstance(value, (tuple, list)):
-        return "(" + ",".join(_canonical(item) for item in value) + ")"
-    raise TypeError(f"no stable form for {type(value).__name__}")
 
 
 def code_fingerprint() -> str:
@@ -129,24 +98,22 @@ class _TrustedUnpickler(pickle.Unpickler):
 
 
 class Cache:
-    """The entries of one project root. ``Cache(None)`` keeps nothing (`--no-cache`).
+    """The entries of one project root, each in a file of its own. ``Cache(None)`` keeps
+    nothing (`--no-cache`).
 
-    Each value is pickled on its own and unpickled only when asked for: a run on one
-    changed file reads back the few entries it needs, not the whole project's."""
+    A run reads only the entries it asks for and writes only those it made: a run on one
+    changed file of a large project costs one small file, not the project's."""
 
     def __init__(self, folder: Path | None, scope: str = "") -> None:
         self.folder = folder
-        # The subfolder of this torchlint and environment, and the name of the project's files in it
+        # The subfolder of this torchlint and environment, and the prefix of the project's files in it
         self._subfolder = environment_fingerprint()[:16] if folder is not None else ""
         self._name = digest(scope)[:16]
-        # key -> (owner, pickled value); the owner is the file an entry is about ("" for the
-        # project). Read on first use: a run that a record answers never reads it.
-        self._entries: dict[str, tuple[str, bytes]] | None = None
         # key -> what its record file held when first read
         self._records: dict[str, Any] = {}
-        # key -> (owner, value) of the entries this run used or made
-        self._used: dict[str, tuple[str, object]] = {}
-        # keys this run gave a value: a stored one is replaced
+        # key -> the value of each entry this run read or made
+        self._values: dict[str, object] = {}
+        # keys this run gave a value: written by ``save``
         self._put: set[str] = set()
         self.hits = 0
         self.misses = 0
@@ -155,40 +122,37 @@ class Cache:
     def enabled(self) -> bool:
         return self.folder is not None
 
-    @property
-    def _stored(self) -> dict[str, tuple[str, bytes]]:
-        if self._entries is None:
-            self._entries = self._read() if self.folder is not None else {}
-        return self._entries
-
     def _record_file(self, key: str) -> str:
         return f"{self._name}-{key[:16]}.record"
 
-    def _read_file(self, name: str) -> bytes:
-        """The file ``name`` of the subfolder; nothing when it is missing or is not
-        a plain file."""
-        try:
-            with open_folder(self.folder) as top, open_subfolder(top, self._subfolder) as folder:
-                return read_regular(folder, name)
-        except OSError:
-            return b""
+    def _entry_file(self, key: str) -> str:
+        return f"{self._name}.{key[:32]}.pickle"
 
     @contextlib.contextmanager
-    def _writing(self, name: str) -> Iterator[BinaryIO]:
-        """A new file ``name`` in the subfolder, made with the cache folder and its markers."""
+    def _reading(self) -> Iterator[int | None]:
+        """A descriptor of the subfolder, or None where there is none to read."""
+        try:
+            with open_folder(self.folder) as top, open_subfolder(top, self._subfolder) as folder:
+                yield folder
+        except OSError:
+            yield None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[int]:
+        """A descriptor of the subfolder, made with the cache folder and its markers."""
         with open_folder(self.folder, create=True) as top:
             _mark(top)
-            with open_subfolder(top, self._subfolder, create=True) as folder, replaced(folder, name) as stream:
-                yield stream
+            with open_subfolder(top, self._subfolder, create=True) as folder:
+                yield folder
 
     def record(self, key: str) -> Any | None:
-        """The value ``write_record`` last kept under ``key``, from a file of its own: small,
-        so reading it does not cost reading every entry of the project."""
+        """The value ``write_record`` last kept under ``key``, from a file of its own."""
         if self.folder is None:
             return None
         if key not in self._records:
-            body = _checked_body(self._read_file(self._record_file(key)))
-            self._records[key] = _trusted_load(body.tobytes()) if body is not None else None
+            with self._reading() as folder:
+                value = _load_file(folder, self._record_file(key)) if folder is not None else None
+            self._records[key] = value
         return self._records[key]
 
     def write_record(self, key: str, value: object) -> None:
@@ -197,94 +161,83 @@ class Cache:
         if self.folder is None:
             return
         try:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            with self._writing(self._record_file(key)) as stream:
-                stream.write(_MAGIC)
-                stream.write(data)
-                stream.write(hashlib.blake2b(data, digest_size=_DIGEST_SIZE).digest())
+            with self._writing() as folder:
+                _write_file(folder, self._record_file(key), value)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
+        self._records[key] = value
 
     def get(self, key: str) -> Any | None:
-        entry = self._used.get(key)
-        if entry is None and key in self._stored:
-            owner, blob = self._stored[key]
-            value = _trusted_load(blob)
-            if value is not None:
-                entry = self._used[key] = (owner, value)
-        if entry is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        return entry[1]
+        return self.get_many([key])[0]
 
-    @property
-    def owners_used(self) -> set[str]:
-        """The files (and "" for the project) whose entries this run read or wrote."""
-        return {owner for owner, _ in self._used.values()}
+    def get_many(self, keys: list[str]) -> list[Any | None]:
+        """The value kept under each key (None where there is none that checks out)."""
+        missing = [key for key in keys if key not in self._values]
+        if missing and self.folder is not None:
+            with self._reading() as folder:
+                for key in missing if folder is not None else ():
+                    stored = _load_file(folder, self._entry_file(key))
+                    # The file names a prefix of the key: the entry says its whole key.
+                    if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == key:
+                        self._values[key] = stored[1]
+        found = [self._values.get(key) for key in keys]
+        for value in found:
+            if value is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
 
-    def put(self, key: str, value: object, owner: str) -> None:
+    def put(self, key: str, value: object) -> None:
         if self.folder is not None:
-            self._used[key] = (owner, value)
+            self._values[key] = value
             self._put.add(key)
 
-    def _kept(self) -> Iterator[tuple[str, str, bytes]]:
-        """(key, owner, pickled value) of the entries this run used, and of those about
-        files it did not look at (a run on one file keeps what the others' runs stored);
-        stale entries of the files it did look at drop out."""
-        touched = self.owners_used
-        for key, (owner, blob) in self._stored.items():
-            if owner not in touched and key not in self._used:
-                yield key, owner, blob
-        for key, (owner, value) in self._used.items():
-            stored = self._stored.get(key)
-            fresh = stored is None or key in self._put
-            yield key, owner, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if fresh else stored[1]
-
-    def _read(self) -> dict[str, tuple[str, bytes]]:
-        body = _checked_body(self._read_file(f"{self._name}.pickle"))
-        if body is None:
-            return {}
-        entries = {}
-        stream = io.BytesIO(body)
-        while stream.tell() < len(body):
-            record = _trusted_load(stream)
-            if not (
-                isinstance(record, tuple)
-                and len(record) == 3
-                and isinstance(record[0], str)
-                and isinstance(record[1], str)
-                and isinstance(record[2], bytes)
-            ):
-                return {}
-            entries[record[0]] = (record[1], record[2])
-        return entries
-
-    def save(self) -> None:
-        """Write the entries worth keeping, one record at a time (a project's cache is tens
-        of megabytes); a cache that cannot be written is skipped silently: it only ever
-        saves time."""
-        if self.folder is None:
-            return
-        if not self._put and not self._drops_stale():
+    def save(self, keep_only_used: bool = False) -> None:
+        """Write the entries this run made, each by a temporary file and a rename, so a
+        reader sees the old file or the new one. ``keep_only_used``: the run looked at every
+        file of the project, so entries it did not use are of contents no longer there (or of
+        other settings): once they outnumber the used ones they are removed. A cache that
+        cannot be written is skipped silently: it only ever saves time."""
+        if self.folder is None or not (self._put or keep_only_used):
             return
         try:
-            with self._writing(f"{self._name}.pickle") as stream:
-                stream.write(_MAGIC)
-                hasher = hashlib.blake2b(digest_size=_DIGEST_SIZE)
-                for record in self._kept():
-                    data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-                    hasher.update(data)
-                    stream.write(data)
-                stream.write(hasher.digest())
+            with self._writing() as folder:
+                for key in sorted(self._put):
+                    _write_file(folder, self._entry_file(key), (key, self._values[key]))
+                if keep_only_used:
+                    self._drop_unused(folder)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
+        self._put.clear()
 
-    def _drops_stale(self) -> bool:
-        if self._entries is None:
-            return False  # never read: nothing of it was used
-        touched = self.owners_used
-        return any(owner in touched and key not in self._used for key, (owner, _) in self._stored.items())
+    def _drop_unused(self, folder: int) -> None:
+        used = {self._entry_file(key) for key in self._values}
+        prefix = f"{self._name}."
+        unused = [name for name in os.listdir(folder) if name.startswith(prefix) and name not in used]
+        if len(unused) > len(used):
+            for name in unused:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder)
+
+
+def _load_file(folder: int, name: str) -> Any | None:
+    """What the cache file ``name`` holds, or None where it is missing, not a plain file, or
+    does not check out."""
+    try:
+        data = read_regular(folder, name)
+    except OSError:
+        return None
+    body = _checked_body(data)
+    return _trusted_load(body.tobytes()) if body is not None else None
+
+
+def _write_file(folder: int, name: str, value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    with replaced(folder, name) as stream:
+        stream.write(_MAGIC)
+        stream.write(data)
+        stream.write(hashlib.blake2b(data, digest_size=_DIGEST_SIZE).digest())
 
 
 def _checked_body(data: bytes) -> memoryview | None:
@@ -296,6 +249,11 @@ def _checked_body(data: bytes) -> memoryview | None:
     if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
         return None
     return body
+
+
+def trusted_loads(data: bytes) -> Any | None:
+    """A value pickled by the cache (inside a record, kept as bytes to be read when needed)."""
+    return _trusted_load(data)
 
 
 def _trusted_load(data: bytes | io.BytesIO) -> Any | None:

@@ -1,8 +1,10 @@
 """What the last run found of each file of a project, kept so that the next one neither
-reads an unchanged file again nor walks the project's folders again.
+reads an unchanged file again nor walks the project's folders again, nor solves the project
+again while what it reads of every file is the same.
 
 A file whose stat is what the record says holds the bytes it held then (its hash stands);
-the listing says which files the project has while its folders are unchanged.
+the listing says which files the project has while its folders are unchanged; the solved
+project says what each file reported, and how the project answered its findings' facts.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from torchlint.files.project_files import Listing, Stamp, stamp_of, trusted_stamp
 
-__all__ = ["FileRecord", "RunRecord", "Stamp", "content_hash", "file_content", "stamp_of"]
+__all__ = ["FileRecord", "RunRecord", "SolvedFile", "SolvedProject", "Stamp", "content_hash", "file_content", "stamp_of"]
 
 
 @dataclass(frozen=True)
@@ -25,10 +27,38 @@ class FileRecord:
 
 
 @dataclass(frozen=True)
+class SolvedFile:
+    """One file as the last solve of its project saw it."""
+
+    inputs: str  # a digest of what its analysis read: its content and settings
+    interface: str  # what the solve read of the analysis (`FileAnalysis.interface`)
+    parse_always: bool  # parsed because the solve needed it, whatever the text test says
+    config: dict  # its `torch._dynamo.config` settings
+    # the cache entry of {Fact: bool}: the project's answer to each fact its findings ask
+    answers: str
+    # pickled: its findings kept after `noqa` (a list of Diagnostic), or why it has none (FileError)
+    outcome: bytes
+
+
+@dataclass(frozen=True)
+class SolvedProject:
+    """The last solve of a project: where every file's interface is still the same, so is the
+    solution, and a changed file's findings are answered from it."""
+
+    files: dict[str, SolvedFile]
+    dynamo_config: dict
+    # what made the solve parse files the text test skips: those files, and class names
+    # whose constructions it looked for in them
+    unparsed_needed: frozenset[str]
+    constructions_needed: frozenset[str]
+
+
+@dataclass(frozen=True)
 class RunRecord:
     files: dict[str, FileRecord] = field(default_factory=dict)
     # how the files of the project were found, for the next run to find them without a walk
     listing: Listing | None = None
+    solved: SolvedProject | None = None
 
 
 def content_hash(data: bytes) -> str:

@@ -1,0 +1,159 @@
+"""One project analysed and solved whole: every file analysed once (or found in the cache),
+the project solved once from the outlines, each file's findings resolved against the
+solution; and what the next run needs to answer a changed file without solving again.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+from torchlint.analysis.dynamo_config import merge
+from torchlint.analysis.regions import RegionLine
+from torchlint.analysis.stable_digest import digest
+from torchlint.project.resolve import answers_of, kept, region_lines, selected
+from torchlint.project.solution import Solution
+from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.report.paths import display_path
+from torchlint.run.memo import Analysed, Memo, read_text
+from torchlint.run.run_record import SolvedFile, SolvedProject
+from torchlint.settings.config import Settings
+from torchlint.settings.profile import CompileProfile, compile_profile
+
+
+class Profiles:
+    """The compile profile of each settings under the project's `torch._dynamo.config`."""
+
+    def __init__(self, dynamo_config: dict) -> None:
+        self.dynamo_config = dynamo_config
+        self._found: dict[int, tuple[Settings, CompileProfile]] = {}
+
+    def __call__(self, settings: Settings) -> CompileProfile:
+        found = self._found.get(id(settings))
+        if found is None or found[0] is not settings:
+            found = self._found[id(settings)] = (settings, compile_profile(settings, self.dynamo_config))
+        return found[1]
+
+
+def mentions(text: str, names: set[str] | frozenset[str]) -> bool:
+    return any(name in text for name in names)
+
+
+def dumps(value: object) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class ProjectRun:
+    """Analyses every file of one run once and solves them as one project.
+
+    The text test spares a file with nothing to trace (no torch, no `forward`) its parse;
+    where the solve finds compiled code that calls into such a file, or builds an object of
+    a class a skipped file may construct elsewhere, the file is parsed then (still once) and
+    the solve takes its outline in."""
+
+    def __init__(self, work: list[tuple[Path, Settings]], memo: Memo, keep_sources: bool, rows: bool = False) -> None:
+        self.work = {str(path): (path, settings) for path, settings in work}
+        self.memo = memo
+        self.keep_sources = keep_sources
+        self.rows = rows
+        ordered = sorted(self.work)
+        configs = memo.configs([(*self.work[path], None, memo.texts.get(path), False) for path in ordered])
+        self.configs = dict(zip(ordered, configs))
+        self.profile = Profiles(merge(configs))
+        self.analysed: dict[str, Analysed] = {}
+        self._analyze(ordered, parse_always=False)
+        cwd = Path.cwd()
+        self.display: Callable[[str], str] = lambda path: display_path(path, cwd)
+        self.parsed_on_demand: set[str] = set()
+        while True:
+            self.solution = Solution(self._outlines(), self.display)
+            needed = (self.solution.index.unparsed_needed & self._unparsed()) | self._naming(
+                self.solution.index.constructions_needed
+            )
+            needed -= self.parsed_on_demand
+            if not needed:
+                break
+            self.parsed_on_demand |= needed
+            self._analyze(sorted(needed), parse_always=True)
+        self._kept: dict[str, list[Diagnostic]] = {}
+
+    def _analyze(self, paths: list[str], parse_always: bool) -> None:
+        items = [
+            (file, settings, self.profile(settings), self.memo.texts.get(path), parse_always)
+            for path in paths
+            for file, settings in (self.work[path],)
+        ]
+        for path, analysed in zip(paths, self.memo.analyze(items, self.keep_sources, self.rows)):
+            self.analysed[path] = analysed
+
+    def _outlines(self):
+        return [a.analysis.outline for a in self.analysed.values() if a.analysis is not None]
+
+    def _unparsed(self) -> set[str]:
+        return {path for path, a in self.analysed.items() if a.analysis is not None and not a.analysis.outline.parsed}
+
+    def _naming(self, names: set[str]) -> set[str]:
+        """The files the text test skipped whose text mentions one of ``names``."""
+        if not names:
+            return set()
+        found = set()
+        for path in sorted(self._unparsed()):
+            file, settings = self.work[path]
+            text, _ = read_text(file, self.memo.texts.get(path), settings)
+            if not isinstance(text, FileError) and mentions(text, names):
+                found.add(path)
+        return found
+
+    def kept(self, path: str) -> list[Diagnostic]:
+        """The file's findings that hold, less what its `noqa` comments suppress."""
+        found = self._kept.get(path)
+        if found is None:
+            analysis = self.analysed[path].analysis
+            assert analysis is not None
+            found = self._kept[path] = kept(analysis, answers_of(path, self.solution))
+        return found
+
+    def result(self, path: str) -> FileResult:
+        analysed = self.analysed[path]
+        content = self.memo.content(self.work[path][0])
+        if analysed.analysis is None:
+            return FileResult(path, errors=[analysed.error], content=content)
+        diagnostics = selected(self.kept(path), path, self.work[path][1])
+        source = analysed.source if diagnostics else None
+        return FileResult(path, diagnostics, source=source, content=content)
+
+    def regions(self, path: str) -> list[RegionLine] | FileError | Diagnostic:
+        """What `--show-regions` prints of a file (see `region_lines`)."""
+        analysed = self.analysed[path]
+        if analysed.analysis is None:
+            return analysed.error
+        return region_lines(analysed.analysis, self.solution)
+
+    def solved(self) -> SolvedProject | None:
+        """What the next run needs to answer a file from this solve (each file's answers go to
+        the cache, as only a changed file's are read); None where a file could not be read
+        (it is read again next time)."""
+        solve = os.urandom(8).hex()
+        files = {}
+        for path, (file, settings) in self.work.items():
+            inputs = self.memo.inputs(file, settings)
+            if inputs is None:
+                return None
+            analysis = self.analysed[path].analysis
+            if analysis is None:
+                interface, answers, outcome = "", {}, self.analysed[path].error
+            else:
+                answer = answers_of(path, self.solution)
+                answers = {fact: answer(fact) for fact in analysis.facts()}
+                interface, outcome = analysis.interface, self.kept(path)
+            answers_key = digest("answers", path, interface, solve)
+            self.memo.cache.put(answers_key, answers)
+            files[path] = SolvedFile(
+                inputs, interface, path in self.parsed_on_demand, self.configs[path], answers_key, dumps(outcome)
+            )
+        index = self.solution.index
+        return SolvedProject(
+            files, self.profile.dynamo_config, frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
+        )
