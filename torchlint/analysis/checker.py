@@ -138,7 +138,8 @@ class LintContext:
             handler(*args, self)
             read = world.read
             if not read:
-                self._settle(first, len(self.findings), TRUE)
+                if len(self.findings) > first:  # most runs find nothing
+                    self._settle(first, len(self.findings), TRUE)
                 return
             base = self._take(first)
             base_fullgraph = self._asked_fullgraph

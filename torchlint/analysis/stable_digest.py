@@ -20,21 +20,36 @@ def digest(*parts: object) -> str:
     return hasher.hexdigest()
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+# type -> the names of its fields, for a dataclass (None for any other type)
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def _canonical(value: object) -> str:
-    if isinstance(value, (str, int, float, bool, type(None), bytes)):
+    # Dispatched on the exact type first: a file's outline holds tens of thousands of values.
+    kind = type(value)
+    if kind in _PLAIN:
         return repr(value)
+    if kind is tuple or kind is list:
+        return "(" + ",".join(map(_canonical, value)) + ")"  # type: ignore[arg-type]
+    if kind is frozenset or kind is set:
+        return "{" + ",".join(sorted(map(_canonical, value))) + "}"  # type: ignore[arg-type]
+    if kind is dict:
+        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())  # type: ignore[attr-defined]
+        return "{" + ",".join(items) + "}"
+    if kind not in _FIELDS:
+        is_dataclass = dataclasses.is_dataclass(kind) and not issubclass(kind, enum.Enum)
+        _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)) if is_dataclass else None
+    names = _FIELDS[kind]
+    if names is not None:
+        fields = ",".join(f"{name}={_canonical(getattr(value, name))}" for name in names)
+        return f"{kind.__qualname__}({fields})"
     if isinstance(value, enum.Enum):
-        return f"{type(value).__qualname__}.{value.name}"
+        return f"{kind.__qualname__}.{value.name}"
     if isinstance(value, Path):
         return repr(str(value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value))
-        return f"{type(value).__qualname__}({fields})"
-    if isinstance(value, dict):
-        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (set, frozenset)):
-        return "{" + ",".join(sorted(_canonical(item) for item in value)) + "}"
-    if isinstance(value, (tuple, list)):
-        return "(" + ",".join(_canonical(item) for item in value) + ")"
-    raise TypeError(f"no stable form for {type(value).__name__}")
+    if isinstance(value, tuple(_PLAIN)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):  # a NamedTuple
+        return "(" + ",".join(map(_canonical, value)) + ")"
+    raise TypeError(f"no stable form for {kind.__name__}")
