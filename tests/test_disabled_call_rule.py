@@ -254,3 +254,29 @@ def test_disabled_function_of_another_linted_file(tmp_path: Path, monkeypatch: p
         ("model.py", 9, "TL504"),
         ("model.py", 10, "TL504"),
     ]
+
+
+def test_a_disabled_function_renamed_on_its_way_is_still_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call waits for the project only under a name the project may bind to a disabled
+    function: here `helper`, the package's alias of `fast`, and `quick`, bound by assignment."""
+    monkeypatch.chdir(tmp_path)
+    sources = {
+        "pkg/__init__.py": "from .impl import fast as helper\nfrom .impl import quick\n",
+        "pkg/impl.py": (
+            "import torch\n\n\n@torch._dynamo.disable(recursive=False)\ndef fast(t):\n    return t\n\n\n"
+            "def quick(t):\n    return t\n\n\nquick = torch.compiler.disable(quick)\n"
+        ),
+        "pkg/model.py": (
+            "import torch\nfrom pkg import helper, quick\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n        return quick(helper(x))\n"
+        ),
+    }
+    for name, source in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    result = CliRunner().invoke(cli, ["check", "--output-format", "json", "--exit-zero", "--no-cache", "pkg"])
+    found = json.loads(result.output[result.output.index("[") : result.output.rindex("]") + 1])
+    assert sorted((Path(f["filename"]).name, f["location"]["row"], f["location"]["column"], f["code"]) for f in found) == [
+        ("model.py", 7, 16, "TL504"),
+        ("model.py", 7, 22, "TL504"),
+    ]

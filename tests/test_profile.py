@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from torchlint.analysis.project_hints import ProjectHints
+
 from torchlint.settings.config import ConfigError, settings_from_table
 from torchlint.settings.profile import compile_profile, installed_torch_version, parse_version
 from torchlint.rules import all_rules
@@ -53,7 +55,7 @@ def test_every_rule_applies_to_an_unknown_torch():
 
 
 def test_config_keys_win_over_assignments_in_code():
-    found = {"capture_scalar_outputs": True, "trace_autograd_ops": True}
+    found = ProjectHints({"capture_scalar_outputs": True, "trace_autograd_ops": True})
     profile = compile_profile(_settings(**{"capture-scalar-outputs": False}), found)
     assert profile.capture_scalar_outputs is False
     assert profile.trace_autograd_ops is True

@@ -104,11 +104,12 @@ def region_lines(analysis: FileAnalysis, solution: Solution) -> list[RegionLine]
 
 
 def _alone(text: str, path: str, settings: Settings, rows: bool = False) -> tuple[FileAnalysis, Solution]:
-    from torchlint.analysis.dynamo_config import dynamo_config_of
     from torchlint.analysis.engine import analyze_text
+    from torchlint.analysis.project_hints import file_hints, project_hints
     from torchlint.settings.profile import compile_profile
 
-    analysis = analyze_text(text, path, settings, compile_profile(settings, dynamo_config_of(text)), rows=rows)
+    profile = compile_profile(settings, project_hints([file_hints(text)]))
+    analysis = analyze_text(text, path, settings, profile, rows=rows)
     return analysis, Solution([analysis.outline])
 
 

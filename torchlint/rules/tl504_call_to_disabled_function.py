@@ -73,7 +73,9 @@ class CallToDisabledFunction(Rule):
             # `self.encoder(x)` runs Encoder.forward; `Box(y)` runs Box.__init__.
             return (spelled if target.name == spelled.rsplit(".", 1)[-1] else target.qualname), TRUE
         if isinstance(target, Ref) and target.kind == NAME and module_level(spelled, ctx):
-            return spelled, Disabled(target)
+            # Only a name the project binds to a disabled function (or an alias of one) may be.
+            if ctx.profile.may_be_disabled(target.name.rpartition(".")[2], spelled.rpartition(".")[2]):
+                return spelled, Disabled(target)
         return None
 
     invalid = (

@@ -25,8 +25,12 @@ def _optional_key_class(func: cst.BaseExpression, ctx: RuleContext) -> tuple[str
     spelled = dotted_name(func)
     if spelled is None or not module_level(spelled, ctx) or ctx.function is None:
         return None
+    if not ctx.profile.may_be_typed_dict(spelled.rpartition(".")[2]):
+        return None  # no TypedDict of the project has that name (nor an alias of one)
     refs = [target for target, _ in ctx.call_index.callees(func, ctx.function) if isinstance(target, Ref)]
     if not refs or refs[0].kind != NAME:
+        return None
+    if not ctx.profile.may_be_typed_dict(refs[0].name.rpartition(".")[2], spelled.rpartition(".")[2]):
         return None
     return spelled, OptionalKeys(refs[0])
 

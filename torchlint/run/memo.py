@@ -1,5 +1,6 @@
 """Each file's own steps, run in the worker processes and kept in the cache by everything
-they read: its text read and decoded once, its `torch._dynamo.config` settings, its analysis.
+they read: its text read and decoded once, what it tells the project first (`project_hints`),
+its analysis.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from torchlint.analysis.dynamo_config import dynamo_config_of
+from torchlint.analysis.project_hints import FileHints, file_hints
 from torchlint.analysis.engine import FileAnalysis, ParserLimit, analyze_text
 from torchlint.files.source import SourceError, decode_source, read_bytes
 from torchlint.parse.deep_stack import run_with_deep_stack
@@ -84,11 +85,11 @@ class Analysed:
     analysis: FileAnalysis | None = None
     error: FileError | None = None
     source: str | None = None
-    # its `torch._dynamo.config` settings, read from the same text
-    config: dict = field(default_factory=dict)
+    # what its text tells the project before any file is analysed, read from the same text
+    hints: FileHints = field(default_factory=FileHints)
 
 
-# One file's work: the file, its settings, the compile profile (None for the config step),
+# One file's work: the file, its settings, the compile profile (None for the hints step),
 # its text when that is not the one on disk, and whether to parse it whatever the text test says.
 Item = tuple[Path, Settings, "CompileProfile | None", "str | None", bool]
 
@@ -107,20 +108,20 @@ def _analyze_batch(batch: list[Item], keep_source: bool, rows: bool) -> list[tup
             found.append((Analysed(str(path), error=analysis), content))
         else:
             kept = source if keep_source else None
-            found.append((Analysed(str(path), analysis, source=kept, config=_config_of(str(path), source)), content))
+            found.append((Analysed(str(path), analysis, source=kept, hints=_hints_of(str(path), source)), content))
     return found
 
 
-def _config_of(path: str, source: str) -> dict:
-    config = _per_file(path, lambda: dynamo_config_of(source))
-    return {} if isinstance(config, FileError) else config
+def _hints_of(path: str, source: str) -> FileHints:
+    hints = _per_file(path, lambda: file_hints(source))
+    return FileHints() if isinstance(hints, FileError) else hints
 
 
-def _config_batch(batch: list[Item]) -> list[tuple[dict, str | None]]:
+def _hints_batch(batch: list[Item]) -> list[tuple[FileHints, str | None]]:
     found = []
     for path, settings, _, text, _ in batch:
         source, content = read_text(path, text, settings)
-        found.append(({} if isinstance(source, FileError) else _config_of(str(path), source), content))
+        found.append((FileHints() if isinstance(source, FileError) else _hints_of(str(path), source), content))
     return found
 
 
@@ -136,7 +137,7 @@ def _died(item: Item, why: str) -> Analysed:
 # What each step gives for a file its worker died on.
 _DEATH_RESULTS: dict[Callable, Callable[[Item, str], object]] = {
     _analyze_batch: lambda item, why: (_died(item, why), _DIED),
-    _config_batch: lambda item, why: ({}, _DIED),
+    _hints_batch: lambda item, why: (FileHints(), _DIED),
 }
 
 
@@ -236,6 +237,6 @@ class Memo:
         ]
         return self.map(_analyze_batch, items, keys, keep_source, rows)
 
-    def configs(self, items: list[Item]) -> list[dict]:
-        keys = [self.key("dynamo-config", path, settings) for path, settings, *_ in items]
-        return self.map(_config_batch, items, keys)
+    def hints(self, items: list[Item]) -> list[FileHints]:
+        keys = [self.key("hints", path, settings) for path, settings, *_ in items]
+        return self.map(_hints_batch, items, keys)

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Callable
 from pathlib import Path
 
-from torchlint.analysis.dynamo_config import merge
+from torchlint.analysis.project_hints import ProjectHints, project_hints
 from torchlint.analysis.regions import RegionLine
 from torchlint.analysis.stable_digest import digest
 from torchlint.project.resolve import answers_of, kept, region_lines, selected
@@ -24,16 +24,16 @@ from torchlint.settings.profile import CompileProfile, compile_profile
 
 
 class Profiles:
-    """The compile profile of each settings under the project's `torch._dynamo.config`."""
+    """The compile profile of each settings under the project's hints."""
 
-    def __init__(self, dynamo_config: dict) -> None:
-        self.dynamo_config = dynamo_config
+    def __init__(self, hints: ProjectHints) -> None:
+        self.hints = hints
         self._found: dict[int, tuple[Settings, CompileProfile]] = {}
 
     def __call__(self, settings: Settings) -> CompileProfile:
         found = self._found.get(id(settings))
         if found is None or found[0] is not settings:
-            found = self._found[id(settings)] = (settings, compile_profile(settings, self.dynamo_config))
+            found = self._found[id(settings)] = (settings, compile_profile(settings, self.hints))
         return found[1]
 
 
@@ -59,9 +59,9 @@ class ProjectRun:
         self.keep_sources = keep_sources
         self.rows = rows
         ordered = sorted(self.work)
-        configs = memo.configs([(*self.work[path], None, memo.texts.get(path), False) for path in ordered])
-        self.configs = dict(zip(ordered, configs))
-        self.profile = Profiles(merge(configs))
+        hints = memo.hints([(*self.work[path], None, memo.texts.get(path), False) for path in ordered])
+        self.hints = dict(zip(ordered, hints))
+        self.profile = Profiles(project_hints(hints))
         self.analysed: dict[str, Analysed] = {}
         self._analyze(ordered, parse_always=False)
         cwd = Path.cwd()
@@ -151,9 +151,9 @@ class ProjectRun:
             answers_key = digest("answers", path, interface, solve)
             self.memo.cache.put(answers_key, answers)
             files[path] = SolvedFile(
-                inputs, interface, path in self.parsed_on_demand, self.configs[path], answers_key, dumps(outcome)
+                inputs, interface, path in self.parsed_on_demand, self.hints[path], answers_key, dumps(outcome)
             )
         index = self.solution.index
         return SolvedProject(
-            files, self.profile.dynamo_config, frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
+            files, self.profile.hints, frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
         )

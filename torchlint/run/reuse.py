@@ -14,7 +14,7 @@ import pickle
 from dataclasses import replace
 from pathlib import Path
 
-from torchlint.analysis.dynamo_config import merge
+from torchlint.analysis.project_hints import FileHints, project_hints
 from torchlint.project.resolve import kept, selected
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.run.cache import trusted_loads
@@ -38,7 +38,7 @@ class ReusedRun:
         solved: SolvedProject,
         fresh: dict[str, Analysed],
         answers: dict[str, dict],
-        configs: dict[str, dict],
+        hints: dict[str, FileHints],
         keep_sources: bool,
     ) -> None:
         self.answers = answers
@@ -47,7 +47,7 @@ class ReusedRun:
         self.memo = memo
         self.stored = solved
         self.fresh = fresh
-        self.configs = configs
+        self.hints = hints
         self._kept: dict[str, list[Diagnostic] | FileError] = {}
 
     def _outcome(self, path: str) -> list[Diagnostic] | FileError:
@@ -94,7 +94,7 @@ class ReusedRun:
             inputs = self.memo.inputs(file, settings)
             assert inputs is not None  # analysed from bytes it read
             files[path] = replace(
-                files[path], inputs=inputs, config=self.configs[path], outcome=_dumps(self._outcome(path))
+                files[path], inputs=inputs, hints=self.hints[path], outcome=_dumps(self._outcome(path))
             )
         return replace(self.stored, files=files)
 
@@ -115,17 +115,17 @@ def reuse(
             changed.append(path)
     if not changed:
         return ReusedRun(files, memo, solved, {}, {}, {}, keep_sources)
-    # Analysed under the project's profile as it was: where a changed file changes the
-    # project's `torch._dynamo.config`, the project is solved again.
-    profile = Profiles(solved.dynamo_config)
+    # Analysed under the project's hints as they were: where a changed file changes them
+    # (its `torch._dynamo.config`, a disabled function's name), the project is solved again.
+    profile = Profiles(solved.hints)
     items = [
         (file, settings, profile(settings), memo.texts.get(path), solved.files[path].parse_always)
         for path in changed
         for file, settings in (files[path],)
     ]
     fresh = dict(zip(changed, memo.analyze(items, keep_sources, rows=False)))
-    configs = {path: analysed.config for path, analysed in fresh.items()}
-    if merge(configs.get(path, solved.files[path].config) for path in sorted(files)) != solved.dynamo_config:
+    hints = {path: analysed.hints for path, analysed in fresh.items()}
+    if project_hints(hints.get(path, solved.files[path].hints) for path in sorted(files)) != solved.hints:
         return None
     for path, analysed in fresh.items():
         if not _same_interface(path, analysed, solved.files[path], solved, memo, files[path]):
@@ -133,7 +133,7 @@ def reuse(
     kept_answers = memo.cache.get_many([solved.files[path].answers for path in changed])
     if not all(isinstance(found, dict) for found in kept_answers):
         return None  # removed from the cache since
-    return ReusedRun(files, memo, solved, fresh, dict(zip(changed, kept_answers)), configs, keep_sources)
+    return ReusedRun(files, memo, solved, fresh, dict(zip(changed, kept_answers)), hints, keep_sources)
 
 
 def _same_interface(

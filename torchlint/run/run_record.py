@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchlint.analysis.project_hints import FileHints, ProjectHints
 from torchlint.files.project_files import Listing, Stamp, stamp_of, trusted_stamp
 
 __all__ = ["FileRecord", "RunRecord", "SolvedFile", "SolvedProject", "Stamp", "content_hash", "file_content", "stamp_of"]
@@ -33,7 +34,7 @@ class SolvedFile:
     inputs: str  # a digest of what its analysis read: its content and settings
     interface: str  # what the solve read of the analysis (`FileAnalysis.interface`)
     parse_always: bool  # parsed because the solve needed it, whatever the text test says
-    config: dict  # its `torch._dynamo.config` settings
+    hints: FileHints  # what its text tells the project before any file is analysed
     # the cache entry of {Fact: bool}: the project's answer to each fact its findings ask
     answers: str
     # pickled: its findings kept after `noqa` (a list of Diagnostic), or why it has none (FileError)
@@ -46,7 +47,7 @@ class SolvedProject:
     solution, and a changed file's findings are answered from it."""
 
     files: dict[str, SolvedFile]
-    dynamo_config: dict
+    hints: ProjectHints
     # what made the solve parse files the text test skips: those files, and class names
     # whose constructions it looked for in them
     unparsed_needed: frozenset[str]

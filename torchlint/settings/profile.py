@@ -11,8 +11,12 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from torchlint.settings.config import Settings
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project_hints import ProjectHints
 
 # config attribute -> torch._dynamo.config attribute
 _DYNAMO_FLAGS = {
@@ -58,6 +62,16 @@ class CompileProfile:
     # The mode modules are compiled in: "train", "eval" or "both" (findings that hold only in
     # the other mode are dropped).
     mode: str = "both"
+    # The names by which a call may reach another file's disabled function, or build its
+    # TypedDict with optional keys (`project_hints`); None: any name may.
+    disabled_names: frozenset[str] | None = None
+    typed_dict_names: frozenset[str] | None = None
+
+    def may_be_disabled(self, *names: str) -> bool:
+        return self.disabled_names is None or any(name in self.disabled_names for name in names)
+
+    def may_be_typed_dict(self, *names: str) -> bool:
+        return self.typed_dict_names is None or any(name in self.typed_dict_names for name in names)
 
     def torch_before(self, version: TorchVersion) -> bool:
         """Whether the code runs on a torch older than ``version`` (an unknown torch is not)."""
@@ -116,9 +130,10 @@ def target_torch(settings: Settings) -> TorchVersion | None:
     return parse_version(settings.target_torch) if settings.target_torch else installed_torch_version()
 
 
-def compile_profile(settings: Settings, dynamo_config: dict | None = None) -> CompileProfile:
-    """Config keys win over `torch._dynamo.config.X = ...` assignments found in the code."""
-    found = dynamo_config or {}
+def compile_profile(settings: Settings, hints: ProjectHints | None = None) -> CompileProfile:
+    """Config keys win over `torch._dynamo.config.X = ...` assignments found in the code
+    (``hints``, the project's; none where only the settings count)."""
+    found = hints.dynamo_config if hints is not None else {}
     values: dict = {}
     for attribute in _DYNAMO_FLAGS:
         configured = getattr(settings, attribute)
@@ -132,4 +147,6 @@ def compile_profile(settings: Settings, dynamo_config: dict | None = None) -> Co
         reorderable_logging_functions=frozenset(settings.reorderable_logging_functions),
         torch_version=target_torch(settings),
         mode=settings.mode,
+        disabled_names=hints.disabled_names if hints is not None else None,
+        typed_dict_names=hints.typed_dict_names if hints is not None else None,
     )
