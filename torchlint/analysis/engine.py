@@ -9,7 +9,7 @@ which it stands (`conditions`), and the project answers it (`torchlint.project`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
 
@@ -18,6 +18,7 @@ import libcst as cst
 from torchlint.analysis.checker import Checker
 from torchlint.analysis.conditions import TRUE, Condition, Fact, Fullgraph, any_of
 from torchlint.analysis.guards import GuardEvaluator
+from torchlint.analysis.pickled import dumps, trusted_loads
 from torchlint.analysis.outline import FileOutline, outline_of, unparsed_outline
 from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.scopes import package_of
@@ -66,32 +67,47 @@ class PendingDiagnostic:
 @dataclass
 class FileAnalysis:
     """All that one file's analysis gives: what the project's solve reads of it (``outline``),
-    its findings as the file alone sees them, and its `noqa` comments."""
+    and its findings as the file alone sees them with its `noqa` comments, kept pickled until
+    the project resolves them: a project's findings are most of what its analyses hold, and
+    each file's are read once."""
 
     outline: FileOutline
-    pending: list[PendingDiagnostic] = field(default_factory=list)
-    directives: list[Directive] = field(default_factory=list)
+    findings: bytes
     # A digest of what the project reads of the file: its outline (less the rows its
     # functions are on) and the facts its findings ask. Another content with the same
     # interface leaves the project's solution as it was.
-    interface: str = ""
+    interface: str
+    # The project facts its findings ask about.
+    facts: frozenset[Fact]
 
-    def facts(self) -> set[Fact]:
-        """The project facts the file's findings ask about."""
-        found: set[Fact] = set()
-        for pending in self.pending:
-            found.update(pending.condition.facts())
-            for met in pending.breaks_met:
-                found.update(met.condition.facts())
-            if pending.function is not None:
-                found.add(Fullgraph(pending.function))
-        return found
+    @property
+    def pending(self) -> list[PendingDiagnostic]:
+        return self.unpacked()[0]
+
+    @property
+    def directives(self) -> list[Directive]:
+        return self.unpacked()[1]
+
+    def unpacked(self) -> tuple[list[PendingDiagnostic], list[Directive]]:
+        """The findings and the `noqa` comments, read from their pickle (each call reads it)."""
+        found = trusted_loads(self.findings)
+        return found if isinstance(found, tuple) else ([], [])
+
+
+def _facts_asked(pending: list[PendingDiagnostic]) -> frozenset[Fact]:
+    found: set[Fact] = set()
+    for finding in pending:
+        found.update(finding.condition.facts())
+        for met in finding.breaks_met:
+            found.update(met.condition.facts())
+        if finding.function is not None:
+            found.add(Fullgraph(finding.function))
+    return frozenset(found)
 
 
 def _analysis(outline: FileOutline, pending: list[PendingDiagnostic], directives: list[Directive]) -> FileAnalysis:
-    analysis = FileAnalysis(outline, pending, directives)
-    analysis.interface = digest(replace(outline, rows={}), analysis.facts())
-    return analysis
+    facts = _facts_asked(pending)
+    return FileAnalysis(outline, dumps((pending, directives)), digest(replace(outline, rows={}), facts), facts)
 
 
 def module_name(path: str, settings: Settings) -> str:

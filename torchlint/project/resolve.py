@@ -30,11 +30,11 @@ def answers_of(path: str, solution: Solution) -> Answer:
     return lambda fact: solution.fact(path, fact)
 
 
-def standing(analysis: FileAnalysis, answer: Answer) -> list[Diagnostic]:
-    """The file's findings that hold in the project, as they read there."""
+def standing(pending: list[PendingDiagnostic], answer: Answer) -> list[Diagnostic]:
+    """The findings of a file that hold in the project, as they read there."""
     found = []
-    for pending in analysis.pending:
-        diagnostic = _as_it_holds(pending, answer)
+    for finding in pending:
+        diagnostic = _as_it_holds(finding, answer)
         if diagnostic is not None:
             found.append(diagnostic)
     return found
@@ -67,7 +67,8 @@ def _as_it_holds(pending: PendingDiagnostic, answer: Answer) -> Diagnostic | Non
 def kept(analysis: FileAnalysis, answer: Answer) -> list[Diagnostic]:
     """The file's standing findings less those its `noqa` comments suppress, and the comments
     that suppress nothing (TL902): all of them, whichever codes are selected."""
-    return apply_suppressions(standing(analysis, answer), analysis.directives, analysis.outline.path)
+    pending, directives = analysis.unpacked()
+    return apply_suppressions(standing(pending, answer), directives, analysis.outline.path)
 
 
 def selected(diagnostics: list[Diagnostic], path: str, settings: Settings) -> list[Diagnostic]:

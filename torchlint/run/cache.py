@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import pickle
 import stat
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torchlint
+from torchlint.analysis.pickled import trusted_load
 from torchlint.analysis.stable_digest import digest
 from torchlint.run.cache_files import is_regular, open_folder, open_subfolder, read_regular, replaced
 from torchlint.settings.profile import distribution_version, installed_torch_version
@@ -41,8 +41,6 @@ _CACHEDIR_TAG = (
 )
 _MARKERS = ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG))
 # Only these may be rebuilt from a cache file: a pickle naming anything else is foreign.
-_TRUSTED_MODULES = ("torchlint.",)
-_TRUSTED_BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")}
 
 
 def code_fingerprint() -> str:
@@ -88,13 +86,6 @@ def refused_folder(folder: Path) -> str | None:
     if stat.S_ISLNK(mode):
         return "is a symbolic link"
     return None if stat.S_ISDIR(mode) else "is not a folder"
-
-
-class _TrustedUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if module.startswith(_TRUSTED_MODULES) or (module, name) in _TRUSTED_BUILTINS:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not torchlint's")
 
 
 class Cache:
@@ -229,7 +220,7 @@ def _load_file(folder: int, name: str) -> Any | None:
     except OSError:
         return None
     body = _checked_body(data)
-    return _trusted_load(body.tobytes()) if body is not None else None
+    return trusted_load(body.tobytes()) if body is not None else None
 
 
 def _write_file(folder: int, name: str, value: object) -> None:
@@ -249,18 +240,6 @@ def _checked_body(data: bytes) -> memoryview | None:
     if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
         return None
     return body
-
-
-def trusted_loads(data: bytes) -> Any | None:
-    """A value pickled by the cache (inside a record, kept as bytes to be read when needed)."""
-    return _trusted_load(data)
-
-
-def _trusted_load(data: bytes | io.BytesIO) -> Any | None:
-    try:
-        return _TrustedUnpickler(data if isinstance(data, io.BytesIO) else io.BytesIO(data)).load()
-    except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
-        return None
 
 
 def _mark(folder: int) -> None:

@@ -53,9 +53,12 @@ class ProjectRun:
     a class a skipped file may construct elsewhere, the file is parsed then (still once) and
     the solve takes its outline in."""
 
-    def __init__(self, work: list[tuple[Path, Settings]], memo: Memo, keep_sources: bool, rows: bool = False) -> None:
+    def __init__(
+        self, work: list[tuple[Path, Settings]], memo: Memo, keep_sources: set[str], rows: bool = False
+    ) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
         self.memo = memo
+        # the files whose text is kept for the reporters: those reported, never the whole project
         self.keep_sources = keep_sources
         self.rows = rows
         ordered = sorted(self.work)
@@ -80,13 +83,15 @@ class ProjectRun:
         self._kept: dict[str, list[Diagnostic]] = {}
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
-        items = [
-            (file, settings, self.profile(settings), self.memo.texts.get(path), parse_always)
-            for path in paths
-            for file, settings in (self.work[path],)
-        ]
-        for path, analysed in zip(paths, self.memo.analyze(items, self.keep_sources, self.rows)):
-            self.analysed[path] = analysed
+        for keep in (True, False):
+            some = [path for path in paths if (path in self.keep_sources) is keep]
+            items = [
+                (file, settings, self.profile(settings), self.memo.texts.get(path), parse_always)
+                for path in some
+                for file, settings in (self.work[path],)
+            ]
+            for path, analysed in zip(some, self.memo.analyze(items, keep, self.rows)):
+                self.analysed[path] = analysed
 
     def _outlines(self):
         return [a.analysis.outline for a in self.analysed.values() if a.analysis is not None]
@@ -146,7 +151,7 @@ class ProjectRun:
                 interface, answers, outcome = "", {}, self.analysed[path].error
             else:
                 answer = answers_of(path, self.solution)
-                answers = {fact: answer(fact) for fact in analysis.facts()}
+                answers = {fact: answer(fact) for fact in analysis.facts}
                 interface, outcome = analysis.interface, self.kept(path)
             answers_key = digest("answers", path, interface, solve)
             self.memo.cache.put(answers_key, answers)

@@ -17,7 +17,7 @@ from pathlib import Path
 from torchlint.analysis.project_hints import FileHints, project_hints
 from torchlint.project.resolve import kept, selected
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.run.cache import trusted_loads
+from torchlint.analysis.pickled import trusted_loads
 from torchlint.run.memo import Analysed, Memo, read_text
 from torchlint.run.project_run import Profiles, mentions
 from torchlint.run.run_record import SolvedFile, SolvedProject
