@@ -209,7 +209,8 @@ class Memo:
             return value
         found = self._forms.get(id(value))
         if found is None or found[0] is not value:
-            found = self._forms[id(value)] = (value, digest(value))
+            inputs = value.analysis_inputs() if isinstance(value, Settings) else value
+            found = self._forms[id(value)] = (value, digest(inputs))
         return found[1]
 
     def map(self, step: Callable, items: list[Item], keys: list[str | None], *args: object) -> list:

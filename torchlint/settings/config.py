@@ -51,6 +51,16 @@ class Settings:
     # Larger files are not checked: libcst's tree takes several hundred times a file's size.
     max_file_size: int = 1 << 20
 
+    def analysis_inputs(self) -> tuple[object, ...]:
+        """What a file's analysis and the solve read of these settings, the compile profile's
+        included. Selection, suppression and fixing only filter the findings afterwards, so a
+        run with another `--select` reuses every analysis and the last solve."""
+        return (
+            self.root, self.entry_points, self.guard_functions, self.max_file_size, self.target_torch,
+            self.capture_scalar_outputs, self.capture_dynamic_output_shape_ops, self.trace_numpy,
+            self.trace_autograd_ops, self.reorderable_logging_functions, self.mode,
+        )
+
 
 @dataclass(frozen=True)
 class CliOverrides:
