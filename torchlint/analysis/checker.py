@@ -48,7 +48,7 @@ from torchlint.settings.profile import CompileProfile
 FULLGRAPH_NOTE = "; under `fullgraph=True` the compile fails"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """A call into the project's code: what it may run, and what it hands over."""
 
@@ -59,7 +59,7 @@ class CallRecord:
     handed: tuple[tuple[int | str, str], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionKinds:
     """What the project's solve reads of one function's kinds."""
 

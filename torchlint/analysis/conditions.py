@@ -33,7 +33,7 @@ class Condition:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Constant(Condition):
     value: bool
 
@@ -51,7 +51,7 @@ TRUE = _Constant(True)
 FALSE = _Constant(False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact(Condition):
     """One fact about the project. Subclasses name what it is about."""
 
@@ -62,21 +62,21 @@ class Fact(Condition):
         return (self,)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Compiled(Fact):
     """Dynamo traces the function: an entry point reaches it."""
 
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fullgraph(Fact):
     """Every compile site that reaches the function says `fullgraph=True`."""
 
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParamTensor(Fact):
     """The parameter holds a tensor: a caller passes one, or code it is handed to uses it as one."""
 
@@ -84,14 +84,14 @@ class ParamTensor(Fact):
     param: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReturnsTensor(Fact):
     """Calling the target gives a tensor (a function, or an instance whose forward is called)."""
 
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReturnsCaptured(Fact):
     """Calling the target gives a number Dynamo captured from a tensor (`bool(t.sum() > 0)`
     where scalars are captured): fine in arithmetic, a break in a branch."""
@@ -99,7 +99,7 @@ class ReturnsCaptured(Fact):
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReturnsTensorAt(Fact):
     """The function returns a tuple whose element ``index`` is a tensor."""
 
@@ -107,7 +107,7 @@ class ReturnsTensorAt(Fact):
     index: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HeldTensor(Fact):
     """`self.<attr>.<member>` of the class (one of this file) is a tensor: `self.<attr>` keeps an
     object given to `__init__` whose class sets ``member`` to one."""
@@ -117,14 +117,14 @@ class HeldTensor(Fact):
     member: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IsModule(Fact):
     """The class is an `nn.Module`, through its bases in any file."""
 
     cls: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Breaks(Fact):
     """Calling the target meets a graph break: its own, or in what it calls (a class: its
     `__init__`)."""
@@ -132,21 +132,21 @@ class Breaks(Fact):
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Disabled(Fact):
     """The function is under `torch.compiler.disable`."""
 
     function: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OptionalKeys(Fact):
     """The class is a TypedDict with an optional key (building one breaks the graph)."""
 
     cls: Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AllOf(Condition):
     items: frozenset[Condition]
 
@@ -158,7 +158,7 @@ class AllOf(Condition):
             yield from item.facts()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnyOf(Condition):
     items: frozenset[Condition]
 
@@ -170,7 +170,7 @@ class AnyOf(Condition):
             yield from item.facts()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Not(Condition):
     item: Condition
 

@@ -24,7 +24,7 @@ from torchlint.analysis.conditions import Fact
 from torchlint.analysis.kind_vocabulary import Kind, join_kinds
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpenKind:
     """``up`` where any of ``facts`` holds, ``base`` elsewhere (the two differ)."""
 

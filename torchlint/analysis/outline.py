@@ -27,7 +27,7 @@ Target = str | Ref
 ClassName = tuple[bool, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OutlineEntry:
     target: Target
     reason: str | None
@@ -37,7 +37,7 @@ class OutlineEntry:
     module_class: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassOutline:
     bases: tuple[ClassName, ...]
     # method name -> the qualified name of the function it is (`forward = _impl` names another)
@@ -56,7 +56,7 @@ class ClassOutline:
     optional_keys: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParameterNames:
     positional: tuple[str, ...]  # what positional arguments fill, `self` left out
     open: frozenset[str]  # those not annotated as tensors: a caller's tensor tells more
@@ -67,7 +67,7 @@ class ParameterNames:
         return self.positional[slot] if slot < len(self.positional) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Construction:
     """`Loop(UNet(), scheduler=DDPMScheduler())`: one argument whose class is known."""
 
