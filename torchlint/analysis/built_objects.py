@@ -51,7 +51,7 @@ def built_object_call(call: cst.Call, function: FunctionInfo, index: CallIndex) 
         return None
     found = _built_method(value, func, attr, function, index)
     # Counting the name's bindings walks the function: only for what builds an object.
-    if found is not None and receiver is not value and _bindings(receiver.value, function) != 1:
+    if found is not None and type(receiver) is cst.Name and _bindings(receiver.value, function) != 1:
         return None
     return found
 
@@ -95,9 +95,19 @@ def _bindings(name: str, function: FunctionInfo) -> int:
         if kind is cst.FunctionDef and node is not function.node or kind is cst.ClassDef or kind is cst.Lambda:
             return True
         if kind in _BINDING_STATEMENTS:
-            targets = [t.target for t in node.targets] if kind is cst.Assign else [getattr(node, "target", None) or node.name]
-            count += sum(bound == name for target in targets for bound in target_names(target))
+            count += sum(bound == name for target in _bound_targets(node) for bound in target_names(target))
         return None
 
     walk(function.node.body, visit)
     return count
+
+
+def _bound_targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What one of the binding statements binds to."""
+    if isinstance(statement, cst.Assign):
+        return [t.target for t in statement.targets]
+    if isinstance(statement, cst.AsName):
+        return [statement.name]
+    if isinstance(statement, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return [statement.target]
+    return []

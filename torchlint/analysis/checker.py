@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import libcst as cst
 
@@ -162,9 +163,9 @@ class LintContext:
 
             up_keys = {(f.rule, id(f.node)) for f in up}
             base_keys = {(f.rule, id(f.node)) for f in base}
-            probes: dict[Fact, set] = {}
+            probes: dict[Fact, set[tuple[type[Rule], int]]] = {}
 
-            def probe(fact: Fact) -> set:
+            def probe(fact: Fact) -> set[tuple[type[Rule], int]]:
                 if fact not in probes:
                     probes[fact] = made_with(frozenset({fact}))
                 return probes[fact]
@@ -192,7 +193,7 @@ class LintContext:
         del self.findings[start:]
         return found
 
-    def _run_once(self, handler: Callable[..., None], args: tuple, condition: Condition) -> None:
+    def _run_once(self, handler: Callable[..., None], args: tuple[object, ...], condition: Condition) -> None:
         first = len(self.findings)
         self._asked_fullgraph = None
         handler(*args, self)
@@ -233,6 +234,9 @@ class LintContext:
         function = self.function if function is None else function
         if function is None:
             return None
+        return self._parents_in(function)
+
+    def _parents_in(self, function: FunctionInfo) -> dict[int, cst.CSTNode]:
         if self._parents[0] is not function.node:
             self._parents = (function.node, parent_map(function.node))
         return self._parents[1]
@@ -241,7 +245,7 @@ class LintContext:
         """What ``node`` runs under in ``function``: `self.training`, dtype tests, config flags."""
         owner = function.method
         return path_conditions(
-            function.node.body, node, self.parents(function), self.summary.module, owner.self_name if owner else None
+            function.node.body, node, self._parents_in(function), self.summary.module, owner.self_name if owner else None
         )
 
     @property
@@ -254,12 +258,13 @@ class LintContext:
         """Keep what a call into the project passes, for the solve to hand to its callees'
         parameters: the tensors (and values that may be ones), and the caller's own
         parameters handed on as they came in."""
-        env = self.kinds
+        env, function = self.kinds, self.function
         if env is None or id(call) in self.ruled_out.inside:
             return
+        assert function is not None  # the kinds are those of the function walked
         targets = tuple(
             target.qualname if isinstance(target, FunctionInfo) else target
-            for target, _ in self.call_index.callees(call.func, self.function)
+            for target, _ in self.call_index.callees(call.func, function)
         )
         if not targets:
             return
@@ -268,7 +273,7 @@ class LintContext:
         for slot, value in arguments(call):
             if type(value) is cst.Name and value.value in env.pristine:
                 handed.append((slot, value.value))
-            held = env.lifted(lambda value=value: env.kind_of(value))
+            held = env.lifted(partial(env.kind_of, value))
             if held is TENSOR or (isinstance(held, OpenKind) and TENSOR in (held.base, held.up)):
                 passed.append((slot, held))
         if passed or handed:
@@ -327,9 +332,9 @@ class LintContext:
         if isinstance(node, cst.Name):
             return assigned_value(node, self.scope)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            method = self.function.method if self.function is not None else None
-            if method is not None and node.value.value == method.self_name:
-                return method.owner_class.attribute_values.get(node.attr.value)
+            context = self.call_index.method_context(self.function) if self.function is not None else None
+            if context is not None and node.value.value == context[0].self_name:
+                return context[1].attribute_values.get(node.attr.value)
         return None
 
     def report(
@@ -457,12 +462,13 @@ class Checker:
             if handlers:
                 for handler in handlers:
                     ctx.run_rule(handler, node)
-            if kind is cst.Call:
+            # (`type(node)` again below, not `kind`: the type checker then knows the node's class.)
+            if type(node) is cst.Call:
                 ctx.record_call(node)
-            if kind is cst.BooleanOperation and node.right in ruled_out:
+            if type(node) is cst.BooleanOperation and node.right in ruled_out:
                 self._expression(node.left, ctx)
                 return True
-            if kind is cst.IfExp and (node.body in ruled_out or node.orelse in ruled_out):
+            if type(node) is cst.IfExp and (node.body in ruled_out or node.orelse in ruled_out):
                 self._expression(node.test, ctx)
                 self._expression(node.orelse if node.body in ruled_out else node.body, ctx)
                 return True

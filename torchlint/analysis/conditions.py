@@ -80,7 +80,7 @@ class Fullgraph(Fact):
 class ParamTensor(Fact):
     """The parameter holds a tensor: a caller passes one, or code it is handed to uses it as one."""
 
-    function: Target
+    function: str  # a function of this file, by its qualified name
     param: str
 
 

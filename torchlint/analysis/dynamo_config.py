@@ -25,24 +25,25 @@ def mentions_dynamo(text: str) -> bool:
     return "_dynamo" in text
 
 
-def constant(node: cst.BaseExpression) -> tuple[bool, ConfigValue | None]:
-    """(True, value) for a bool, int or str literal (`-1` included), else (False, None)."""
+def constant(node: cst.BaseExpression) -> ConfigValue | None:
+    """The value of a bool, int or str literal (`-1` included); None for anything else."""
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return True, node.value == "True"
+        return node.value == "True"
     if isinstance(node, cst.Integer):
-        return True, int(node.value.replace("_", ""), 0)
+        return int(node.value.replace("_", ""), 0)
     if (
         isinstance(node, cst.UnaryOperation)
         and isinstance(node.operator, cst.Minus)
         and isinstance(node.expression, cst.Integer)
     ):
-        return True, -int(node.expression.value.replace("_", ""), 0)
+        return -int(node.expression.value.replace("_", ""), 0)
     if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
         try:
-            return True, ast.literal_eval(node.value)
+            text: str = ast.literal_eval(node.value)  # a str: bytes are left out above
         except (ValueError, SyntaxError):
-            return False, None
-    return False, None
+            return None
+        return text
+    return None
 
 
 def collect_dynamo_config(
@@ -53,8 +54,8 @@ def collect_dynamo_config(
     for target, value, scope in assignments:
         if qualified_name(target.value, scope) != DYNAMO_CONFIG:
             continue
-        known, result = constant(value)
-        if known:
+        result = constant(value)
+        if result is not None:
             found[target.attr.value] = result
     return found
 
@@ -96,8 +97,8 @@ def dynamo_config_of(text: str) -> dict[str, ConfigValue]:
         value = getattr(node, "value", None)
         for target in targets:
             if isinstance(target, ast.Attribute) and _dotted(target.value, names) == DYNAMO_CONFIG:
-                known, result = _literal(value)
-                if known:
+                result = _literal(value)
+                if result is not None:
                     found[target.attr] = result
     return found
 
@@ -112,10 +113,11 @@ def _dotted(node: ast.expr, names: Mapping[str, str]) -> str | None:
     return ".".join([names[node.id], *reversed(parts)])
 
 
-def _literal(node: ast.expr | None) -> tuple[bool, ConfigValue | None]:
+def _literal(node: ast.expr | None) -> ConfigValue | None:
+    """The value of a bool, int or str literal (`-1` included); None for anything else."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        known, value = _literal(node.operand)
-        return (True, -value) if known and isinstance(value, int) and not isinstance(value, bool) else (False, None)
+        value = _literal(node.operand)
+        return -value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str)):
-        return True, node.value
-    return False, None
+        return node.value
+    return None

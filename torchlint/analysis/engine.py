@@ -9,6 +9,7 @@ which it stands (`conditions`), and the project answers it (`torchlint.project`)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
@@ -36,6 +37,9 @@ from torchlint.rules.context import BreakMet, Finding
 from torchlint.rules.tl901_syntax_error import SyntaxErrorRule
 from torchlint.settings.config import Settings
 from torchlint.settings.profile import CompileProfile
+
+# id(node) -> where the node starts and ends
+Spans = Mapping[int, tuple[Location, Location]]
 
 
 @dataclass(frozen=True)
@@ -238,7 +242,7 @@ def _pending(
     inner_findings = [met.inner for f in findings for met in f.breaks_met if met.inner is not None]
     nodes = [function.name_node for function in summary.functions] if rows else []
     nodes += [f.node for f in findings] + [f.statement for f in findings]
-    nodes += [end for f in findings if f.header_only and (end := header_end(f.node)) is not None]
+    nodes += [header for f in findings if f.header_only and (header := header_end(f.node)) is not None]
     nodes += [inner.node for f in findings for inner in f.related] + [inner.node for inner in inner_findings]
     nodes += [node for f in findings for node in plan_nodes(f.fix)]
     spans = locate(parsed, nodes, _definitions(summary))
@@ -281,7 +285,7 @@ def _pending(
     return pending, {function.qualname: spans[id(function.name_node)][0].row for function in summary.functions}
 
 
-def _record(met: BreakMet, spans: dict) -> BreakRecord:
+def _record(met: BreakMet, spans: Spans) -> BreakRecord:
     inner = met.inner
     if inner is None:
         return BreakRecord(met.condition, callee=met.callee)
@@ -290,7 +294,7 @@ def _record(met: BreakMet, spans: dict) -> BreakRecord:
     return BreakRecord(met.condition, inner.rule.code, met.via, None, related, ids)
 
 
-def _header_end(statement: cst.CSTNode, start: Location, spans: dict) -> Location:
+def _header_end(statement: cst.CSTNode, start: Location, spans: Spans) -> Location:
     """Where `for x in xs:`, `while cond:`, `with cm():` or `try:` ends."""
     end = header_end(statement)
     if end is not None and id(end) in spans:

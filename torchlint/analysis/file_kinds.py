@@ -10,6 +10,7 @@ solve decides. So each function is walked once, in any order.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -18,6 +19,9 @@ from torchlint.analysis.guards import GuardedFile, GuardEvaluator, RuledOut
 from torchlint.analysis.member_kinds import MemberKinds
 from torchlint.analysis.regions import CONSTRUCT, CallIndex, Ref
 from torchlint.analysis.summary import FileSummary, FunctionInfo
+
+if TYPE_CHECKING:
+    from torchlint.analysis.kind_flow import KindEnv
 
 # Refs whose call runs no function that returns the value (a class built).
 _NOT_RETURNING = frozenset({CONSTRUCT})
@@ -46,7 +50,7 @@ class FileKinds:
         self.members = MemberKinds()
         self._targets: dict[tuple[int, int], tuple[Target, ...]] = {}
 
-    def env(self, function: FunctionInfo):
+    def env(self, function: FunctionInfo) -> KindEnv:
         from torchlint.analysis.kind_flow import KindEnv
 
         return KindEnv(self, function)

@@ -9,7 +9,8 @@ statement that reads one binds in both worlds, and what it binds is open on what
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
@@ -35,7 +36,7 @@ from torchlint.analysis.scopes import qualified_name
 from torchlint.analysis.shape_facts import ShapeFacts
 from torchlint.analysis.statement_flow import FlowEvents, walk_function
 from torchlint.analysis.summary import FunctionInfo
-from torchlint.analysis.undo_journal import ABSENT, Journal, JournaledDict
+from torchlint.analysis.undo_journal import ABSENT, Absent, Changes, Journal, JournaledDict
 
 if TYPE_CHECKING:
     from torchlint.analysis.file_kinds import FileKinds
@@ -53,7 +54,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
         method = function.method
         self.owner = method.owner_class if method is not None else None
         self.journal = Journal()
-        self.names: dict[str, Held] = JournaledDict(self.journal)
+        self.names: JournaledDict[Held] = JournaledDict(self.journal)
         self.start_shape_facts(self.journal)
         self.scalars_captured = file_kinds.scalars_captured(function)
         self.shapes_captured = file_kinds.shapes_captured(function)
@@ -62,7 +63,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
         # Which world open kinds are read in, and what was read.
         self.world = World()
         # While a statement binds in one world: name -> what it bound there (ABSENT: unbound).
-        self._bound: dict[str, object] | None = None
+        self._bound: dict[str, Kind | Absent] | None = None
         parameters = bind_parameters(function, self.owner, file_kinds.summary)
         self.self_name = parameters.self_name
         self.evidence = parameters.evidence
@@ -124,7 +125,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             self._bound = {}
             bind()
             up_bound, facts = self._bound, read | world.read
-            merged = {}
+            merged: dict[str, Held | Absent] = {}
             for name in base_bound.keys() | up_bound.keys():
                 base = base_bound.get(name, ABSENT)
                 up = up_bound.get(name, ABSENT)
@@ -132,7 +133,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
                     merged[name] = base if up is ABSENT else up
                     continue
 
-                def differs(holding: frozenset[Fact], name: str = name, up: object = up) -> bool:
+                def differs(holding: frozenset[Fact], name: str = name, up: Kind = up) -> bool:
                     world.start(holding)
                     self._bound = {}
                     bind()
@@ -146,7 +147,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             world.read = outer
         self._commit(merged)
 
-    def _commit(self, bound: dict[str, object]) -> None:
+    def _commit(self, bound: Mapping[str, Held | Absent]) -> None:
         for name, value in bound.items():
             if value is ABSENT:
                 self.names.pop(name, None)
@@ -177,7 +178,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
                 if isinstance(small, cst.Return):
                     self._record_return(small.value)
                 else:
-                    self._bind_in_both_worlds(lambda small=small: self._small_statement(small))
+                    self._bind_in_both_worlds(partial(self._small_statement, small))
 
     def _record_return(self, value: cst.BaseExpression | None) -> None:
         self.returned.append(PYTHON if value is None else self.lifted(lambda: self.kind_of(value)))
@@ -185,7 +186,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             return
         if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
             elements = value.elements
-            self.returned_tuples.append([self.lifted(lambda e=e: self.kind_of(e.value)) for e in elements])
+            self.returned_tuples.append([self.lifted(partial(self.kind_of, e.value)) for e in elements])
         else:
             self.returned_tuples = None  # not every return is a tuple literal
 
@@ -221,8 +222,8 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             self._set(name, arithmetic_kind([before if before is not None else UNKNOWN, self.kind_of(small.value)]))
             self.forget_shape_facts(name)
         elif isinstance(small, cst.Del):
-            for name in _names_in(small.target):
-                self._unset(name.value)
+            for deleted in _names_in(small.target):
+                self._unset(deleted.value)
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -289,8 +290,12 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             for name in _names_in(target):
                 yield name.value, PYTHON
             return
-        if call_name in ("builtins.enumerate", "builtins.zip") and isinstance(target, (cst.Tuple, cst.List)):
-            sources = [arg.value for arg in iterable.args]
+        if (
+            call_name in ("builtins.enumerate", "builtins.zip")
+            and isinstance(iterable, cst.Call)
+            and isinstance(target, (cst.Tuple, cst.List))
+        ):
+            sources: list[cst.BaseExpression | None] = [arg.value for arg in iterable.args]
             if call_name == "builtins.enumerate" and sources:
                 sources = [None, sources[0]]  # the counter, then the items
             if len(sources) == len(target.elements):
@@ -360,24 +365,19 @@ class KindEnv(ExpressionKinds, ShapeFacts):
             return left.value.value
         return None
 
-    def merge(self, outcomes: list[dict[tuple[int, str], object]]) -> None:
+    def merge(self, outcomes: list[Changes]) -> None:
         """Join what the branches that go on left (``outcomes``: each one's changes, over
         the kinds before the `if`, which are in place). A name no branch changed keeps
         its kind, so only the changed ones are joined."""
         for name in {name for outcome in outcomes for _, name in outcome}:
-
-            def left(container, name: str = name) -> list:
-                before = container.held(name)
-                return [outcome.get((container.tag, name), before) for outcome in outcomes]
-
-            kinds = left(self.names)
+            kinds = self.names.left_by(outcomes, name)
             bound = [kind is not ABSENT for kind in kinds]
             joined = [kind for kind in kinds if kind is not ABSENT]
             if joined:
                 self.names[name] = join_held(joined)
             else:
                 self.names.pop(name, None)
-            self.join_shape_facts(name, left, bound)
+            self.join_shape_facts(name, outcomes, bound)
 
 
 class _Visiting(FlowEvents):
@@ -402,7 +402,7 @@ class Branches:
         self.env = env
         self.mark = env.journal.mark()
         # What each branch that goes on changed: (container, name) -> the value it left.
-        self.outcomes: list[dict[tuple[int, str], object]] = []
+        self.outcomes: list[Changes] = []
         # What the test of the branch now walked says of names (`isinstance`): no change of
         # the branch's own unless it binds them again.
         self.narrowed: dict[tuple[int, str], Kind] = {}

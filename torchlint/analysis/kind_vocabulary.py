@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import final
 
 import libcst as cst
 
 from torchlint.analysis.scopes import Scope, qualified_name
 
 
+# Final, as an enum with members is: `type(x) is Kind` then tells a Kind from anything else.
+@final
 class Kind(enum.Enum):
     TENSOR = "tensor"
     SIZE = "size"  # shapes and sizes: static or symbolic, never data-dependent
@@ -232,10 +235,10 @@ def annotation_kind(annotation: cst.BaseExpression, scope: Scope) -> Kind:
         if name == "Union" and len(members) == len(annotation.slice):
             return _optional_kind(members, scope)  # `Union[torch.Tensor, None]`
         return PYTHON if name in CONTAINER_NAMES else UNKNOWN
-    name = qualified_name(annotation, scope)
-    if name in _TENSOR_TYPES:
+    qualified = qualified_name(annotation, scope)
+    if qualified in _TENSOR_TYPES:
         return TENSOR
-    if name in _PYTHON_TYPES or (name or "").rsplit(".", 1)[-1] in CONTAINER_NAMES:
+    if qualified in _PYTHON_TYPES or (qualified or "").rsplit(".", 1)[-1] in CONTAINER_NAMES:
         return PYTHON
     return UNKNOWN
 

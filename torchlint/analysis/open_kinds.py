@@ -16,9 +16,10 @@ facts is taken to be what it is when either holds.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Union
+from typing import Final, TypeGuard, Union
 
 from torchlint.analysis.conditions import Fact
 from torchlint.analysis.kind_vocabulary import Kind, join_kinds
@@ -43,16 +44,16 @@ def opened(base: Kind, up: Kind, facts: Iterable[Fact]) -> Held:
     return base if base is up or not found else OpenKind(base, up, found)
 
 
-class _Every:
+class _Every(enum.Enum):
     """Stands for the up world's facts: every one of them."""
 
-    __slots__ = ()
+    EVERY = "every"
 
     def __repr__(self) -> str:
         return "EVERY"
 
 
-EVERY = _Every()
+EVERY: Final = _Every.EVERY
 
 
 class World:
@@ -108,12 +109,17 @@ def deciding(facts: set[Fact], differs: Callable[[frozenset[Fact]], bool]) -> fr
 def join_held(values: Iterable[Held]) -> Held:
     """One value for values that may each be the one, world by world."""
     values = list(values)
-    if all(type(value) is Kind for value in values):
+    if _all_plain(values):
         return join_kinds(values)
     base = join_kinds(value.base if isinstance(value, OpenKind) else value for value in values)
     up = join_kinds(value.up if isinstance(value, OpenKind) else value for value in values)
     facts = frozenset().union(*(value.facts for value in values if isinstance(value, OpenKind)))
     return opened(base, up, facts)
+
+
+def _all_plain(values: list[Held]) -> TypeGuard[list[Kind]]:
+    """No value hangs on a fact."""
+    return all(type(value) is Kind for value in values)
 
 
 def is_kind_when(held: Held, kind: Kind) -> tuple[bool, frozenset[Fact]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from torchlint.analysis.checker import FunctionKinds
 from torchlint.analysis.conditions import Condition
+from torchlint.analysis.dynamo_config import ConfigValue
 from torchlint.analysis.kind_vocabulary import TENSOR, annotation_kind
 from torchlint.analysis.member_kinds import MemberKinds
 from torchlint.analysis.regions import ANY_METHOD, FileGraph, Ref, arguments, is_factory
@@ -95,7 +96,7 @@ class FileOutline:
     disabled: frozenset[str] = frozenset()
     # `disable(recursive=False)`: not traced itself, what it calls is
     passes_through: frozenset[str] = frozenset()
-    dynamo_config: dict = field(default_factory=dict)
+    dynamo_config: dict[str, ConfigValue] = field(default_factory=dict)
     # qualified name -> its parameters, for the kinds other files pass
     parameters: dict[str, ParameterNames] = field(default_factory=dict)
     # qualified name -> what its walk found of kinds (returns, calls and what they pass)
@@ -169,12 +170,14 @@ def outline_of(
         )
 
     constructions = []
-    for built, call, scope, function in index.constructions():
+    for built, call, scope, caller in index.constructions():
         built_name = class_name(built)
-        for slot, value in arguments(call) if built_name is not None else ():
-            given = class_name(index.instance_class(value, function, scope))
+        if built_name is None:
+            continue
+        for slot, value in arguments(call):
+            given = class_name(index.instance_class(value, caller, scope))
             if given is not None:
-                constructions.append(Construction(built_name, slot, given, index.site(function)))
+                constructions.append(Construction(built_name, slot, given, index.site(caller)))
 
     entries = []
     for entry in graph.entries(candidates=True):
@@ -184,8 +187,8 @@ def outline_of(
             entries.append(OutlineEntry(resolved, entry.reason, entry.explicit, entry.fullgraph, module_class))
 
     imports = {}
-    for local_name, name in summary.scope.imports.items():
-        resolved_name = absolute(name, package)
+    for local_name, dotted in summary.scope.imports.items():
+        resolved_name = absolute(dotted, package)
         if resolved_name:
             imports[local_name] = resolved_name
 

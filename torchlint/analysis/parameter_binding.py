@@ -10,6 +10,7 @@ fact holds (`open_kinds`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import libcst as cst
@@ -21,6 +22,7 @@ from torchlint.analysis.kind_vocabulary import (
     PYTHON,
     TENSOR,
     UNKNOWN,
+    Kind,
     annotation_kind,
     is_constant,
     is_container_annotation,
@@ -61,7 +63,7 @@ def bind_parameters(function: FunctionInfo, owner: ClassInfo | None, summary: Fi
 
     ``owner``: the class whose `self` is visible in ``function``."""
     node = function.node
-    kinds: dict[str, Held] = {}
+    kinds: dict[str, Kind] = {}
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
     self_name = function.self_name
     decorators = {qualified_name(d.decorator, function.enclosing) for d in node.decorators}
@@ -106,15 +108,16 @@ def bind_parameters(function: FunctionInfo, owner: ClassInfo | None, summary: Fi
     if first is not None and first in unannotated and not _used_as_size(node, first):
         kinds[first] = TENSOR
         unannotated.discard(first)
+    held: dict[str, Held] = dict(kinds)
     for name in unannotated | scalars:
-        kinds[name] = OpenKind(kinds[name], TENSOR, frozenset({ParamTensor(function.qualname, name)}))
+        held[name] = OpenKind(kinds[name], TENSOR, frozenset({ParamTensor(function.qualname, name)}))
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
-            kinds[star.name.value] = PYTHON
-    return BoundParameters(kinds, self_name, frozenset(evidence))
+            held[star.name.value] = PYTHON
+    return BoundParameters(held, self_name, frozenset(evidence))
 
 
-def _module_input(function: FunctionInfo, self_name: str | None, kinds: dict[str, Held]) -> str | None:
+def _module_input(function: FunctionInfo, self_name: str | None, kinds: Mapping[str, Kind]) -> str | None:
     """The first parameter after `self` of a module's `forward`, without a default: what a
     module is called with, a tensor unless something says otherwise."""
     if function.name != "forward" or self_name is None or kinds.get(self_name) is not MODULE:
@@ -148,14 +151,13 @@ def _used_as_size(function: cst.FunctionDef, name: str) -> bool:
 
     def visit(node: cst.CSTNode) -> bool | None:
         nonlocal found
-        kind = type(node)
-        if kind is cst.Slice:
+        if type(node) is cst.Slice:
             found = found or mentions(node.lower) or mentions(node.upper)
-        elif kind is cst.Call:
+        elif type(node) is cst.Call:
             callee = dotted_name(node.func) or ""
             if callee.rpartition(".")[2] in _SIZE_TAKERS:
                 found = found or any(mentions(arg.value) for arg in node.args if arg.keyword is None)
-        elif kind is cst.Comparison:
+        elif type(node) is cst.Comparison:
             sides = comparison_operands(node)
             if any(mentions(side) for side in sides) and any(_reads_shape(side) for side in sides):
                 found = True
@@ -204,26 +206,22 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str], scope: Scope
 
     # Exact types: libcst's classes are final, and far cheaper to compare than an ABC check.
     def visit(node: cst.CSTNode) -> bool | None:
-        kind = type(node)
-        if (
-            kind is cst.Attribute
-            and type(node.value) is cst.Name
-            and node.value.value in names
-            and node.attr.value in _TENSOR_EVIDENCE
-        ):
-            found.add(node.value.value)
-        elif kind is cst.Attribute and type(node.value) is cst.Comparison:
-            found.update(_compared(node.value, names))
-        elif kind is cst.Call:
+        if type(node) is cst.Attribute:
+            value = node.value
+            if type(value) is cst.Name and value.value in names and node.attr.value in _TENSOR_EVIDENCE:
+                found.add(value.value)
+            elif type(value) is cst.Comparison:
+                found.update(_compared(value, names))
+        elif type(node) is cst.Call:
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in names:
                 if func.attr.value in _NOT_CALLABLE_ON_TENSORS:
                     not_tensors.add(func.value.value)
-            elif node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value in names:
-                first = node.args[0]
-                if first.keyword is None and not first.star and takes_a_tensor_first(func, scope):
-                    found.add(first.value.value)
-        elif kind is cst.Assert:
+            elif node.args and type(first := node.args[0].value) is cst.Name and first.value in names:
+                arg = node.args[0]
+                if arg.keyword is None and not arg.star and takes_a_tensor_first(func, scope):
+                    found.add(first.value)
+        elif type(node) is cst.Assert:
             found.update(name for name in _asserted_tensors(node.test, scope) if name in names)
         return None
 
@@ -233,6 +231,10 @@ def _parameter_evidence(function: cst.FunctionDef, names: set[str], scope: Scope
     }
 
 
+# Statements that bind one target, other than `=`.
+_SINGLE_TARGET = (cst.AugAssign, cst.AnnAssign, cst.For)
+
+
 def _scaled_copies(function: cst.FunctionDef, names: set[str]) -> dict[str, str]:
     """Locals bound once to one parameter and number literals (`y = x * 2`, `z = -x / 255.0`),
     each to its parameter: what only a tensor supports on the local, the parameter supports
@@ -240,13 +242,13 @@ def _scaled_copies(function: cst.FunctionDef, names: set[str]) -> dict[str, str]
     bound: dict[str, list[cst.BaseExpression | None]] = {}
 
     def visit(node: cst.CSTNode) -> bool | None:
-        kind = type(node)
-        if kind is cst.Assign:
+        if type(node) is cst.Assign:
             for target in node.targets:
                 value = node.value if type(target.target) is cst.Name else None
                 for name in target_names(target.target):
                     bound.setdefault(name, []).append(value)
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
+        elif type(node) in _SINGLE_TARGET:
+            assert isinstance(node, _SINGLE_TARGET)
             for name in target_names(node.target):
                 bound.setdefault(name, []).append(None)
         return None
@@ -265,12 +267,11 @@ _NUMBERS = (cst.Integer, cst.Float)
 
 def _scaled_parameter(value: cst.BaseExpression | None, names: set[str]) -> str | None:
     """The parameter ``value`` is arithmetic on, when the rest of it is number literals."""
-    kind = type(value)
-    if kind is cst.Name:
+    if type(value) is cst.Name:
         return value.value if value.value in names else None
-    if kind is cst.UnaryOperation and type(value.operator) is cst.Minus:
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
         return _scaled_parameter(value.expression, names)
-    if kind is cst.BinaryOperation:
+    if type(value) is cst.BinaryOperation:
         left, right = value.left, value.right
         if type(right) in _NUMBERS:
             return _scaled_parameter(left, names)

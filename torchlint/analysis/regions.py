@@ -27,7 +27,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from typing import Final, Literal, NamedTuple, TypeGuard, TypeVar
 
 import libcst as cst
 
@@ -62,6 +62,7 @@ def is_factory(method: FunctionInfo, cls: ClassInfo) -> bool:
     ):
         return False
     returned = node.returns.annotation
+    name: str | bytes | None
     if isinstance(returned, cst.SimpleString):
         name = returned.evaluated_value
     else:
@@ -86,28 +87,29 @@ class Ref(NamedTuple):
     qualified name of a class of this file when ``local`` is true.
     """
 
-    kind: str  # one of the constants below
+    kind: RefKind
     name: str
     attr: str = ""
     local: bool = False
 
 
 # Ref kinds: what calling the referenced thing runs.
-NAME = "name"  # an imported function (or class: its __init__, or a method: `L.Block.run`)
-COMPILED = "compiled"  # handed to torch.compile: a function, or a class's forward
-CONSTRUCT = "construct"  # a class called: its __init__ unless it is an nn.Module
-METHOD = "method"  # `attr` looked up through the class and its bases
-SUPER = "super"  # `attr` looked up through the bases of the class only
-INSTANCE = "instance"  # an instance called: forward, else __call__ (none if it defines `attr`)
+RefKind = Literal["name", "compiled", "construct", "method", "super", "instance", "held", "any-method", "overrides"]
+NAME: Final = "name"  # an imported function (or class: its __init__, or a method: `L.Block.run`)
+COMPILED: Final = "compiled"  # handed to torch.compile: a function, or a class's forward
+CONSTRUCT: Final = "construct"  # a class called: its __init__ unless it is an nn.Module
+METHOD: Final = "method"  # `attr` looked up through the class and its bases
+SUPER: Final = "super"  # `attr` looked up through the bases of the class only
+INSTANCE: Final = "instance"  # an instance called: forward, else __call__ (none if it defines `attr`)
 # What `self.<attr>` of the class keeps from its constructor: called (`attr` "unet"), or a
 # method of it called (`attr` "scheduler.step").
-HELD = "held"
+HELD: Final = "held"
 # `obj.attr(...)` on an object whose class is not known: the project's methods named `attr`,
 # when only a few classes define one.
-ANY_METHOD = "any-method"
+ANY_METHOD: Final = "any-method"
 # `self.attr(...)` in a method of the class: the `attr` of each subclass that defines its own,
 # since `self` may be any of them (`integrate` of a base solver runs the subclass's `_advance`).
-OVERRIDES = "overrides"
+OVERRIDES: Final = "overrides"
 # Method names too common to tell a class by: those of Python's own types and of arrays.
 _COMMON_METHODS = frozenset(
     name for kind in (dict, list, str, set, tuple, bytes, int, float, object) for name in dir(kind)
@@ -189,7 +191,7 @@ def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def may_be_project(name: str | None) -> bool:
+def may_be_project(name: str | None) -> TypeGuard[str]:
     """Whether a qualified name could lead into the linted project (not torch, not stdlib)."""
     if not name:
         return False
@@ -307,7 +309,7 @@ class _Index:
         subclasses = self._subclasses
         return descendants(info, lambda cls: subclasses.get(cls, ()))
 
-    def has_foreign_base(self, info: ClassInfo, _seen: frozenset = frozenset()) -> bool:
+    def has_foreign_base(self, info: ClassInfo, _seen: frozenset[ClassInfo] = frozenset()) -> bool:
         """Whether a base of ``info`` (or of its bases here) may come from another project file."""
         known = self._foreign.get(info)
         if known is not None:
@@ -324,7 +326,9 @@ class _Index:
         self._foreign[info] = foreign
         return foreign
 
-    def find_method(self, info: ClassInfo, name: str, _seen: frozenset = frozenset()) -> FunctionInfo | None:
+    def find_method(
+        self, info: ClassInfo, name: str, _seen: frozenset[ClassInfo] = frozenset()
+    ) -> FunctionInfo | None:
         if info in _seen:
             return None
         method = info.methods.get(name)
@@ -366,7 +370,7 @@ class _Index:
             self._module_reasons[info] = self._module_reason(info, frozenset())
         return self._module_reasons[info]
 
-    def _module_reason(self, info: ClassInfo, seen: frozenset) -> str | None:
+    def _module_reason(self, info: ClassInfo, seen: frozenset[ClassInfo]) -> str | None:
         if info in seen:
             return None
         from_project = self.module_classes.get(info.qualname)
@@ -389,7 +393,7 @@ class _Index:
             return f"{GUESSED_MODULE} {unresolved[0]}"
         return None
 
-    def _unseen_bases(self, info: ClassInfo, seen: frozenset) -> list[str]:
+    def _unseen_bases(self, info: ClassInfo, seen: frozenset[ClassInfo]) -> list[str]:
         """The bases of ``info`` and of its bases here that this file cannot resolve, minus
         those known not to be modules."""
         found = []
@@ -407,7 +411,10 @@ class _Index:
     def method_context(self, function: FunctionInfo) -> tuple[FunctionInfo, ClassInfo] | None:
         """The method whose ``self`` is visible in ``function`` (itself, or an enclosing one)."""
         method = function.method
-        return (method, method.owner_class) if method is not None else None
+        if method is None:
+            return None
+        assert method.owner_class is not None  # what makes it the method
+        return method, method.owner_class
 
     def project_name(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
         """The dotted name ``expr`` refers to (`qualified_name`). A name that only a star
@@ -451,9 +458,10 @@ class _Index:
             if type(func) is cst.Attribute:
                 # `GenerationConfig.from_model_config(config)`: an alternative constructor
                 owner = self.local_class(func.value, scope)
-                factory = owner.methods.get(func.attr.value) if owner is not None else None
-                if factory is not None and is_factory(factory, owner):
-                    return owner
+                if owner is not None:
+                    factory = owner.methods.get(func.attr.value)
+                    if factory is not None and is_factory(factory, owner):
+                        return owner
             return self.class_of(func, scope)
         if type(expr) is cst.Name:
             value = assigned_value(expr, scope)
@@ -475,7 +483,9 @@ class _Index:
     def parameter_class(self, name: str, scope: Scope) -> ClassInfo | str | None:
         """The class a parameter is annotated with (`scheduler: DDPMScheduler`, `Optional[...]`, `... | None`)."""
         owner = lookup_scope(scope, name)
-        function = self.functions_by_body.get(id(owner)) if owner is not None else None
+        if owner is None:
+            return None
+        function = self.functions_by_body.get(id(owner))
         if function is None or name in owner.assignments:
             return None
         param = function.parameter(name)
@@ -627,7 +637,7 @@ class _Index:
             return None
         return [cst.Attribute(value=owner, attr=cst.Name(n)) for n in names if n.isidentifier()]
 
-    def _method_names(self, info: ClassInfo, _seen: frozenset = frozenset()) -> set[str]:
+    def _method_names(self, info: ClassInfo, _seen: frozenset[ClassInfo] = frozenset()) -> set[str]:
         """The methods ``info`` defines or inherits from this file's classes."""
         if info in _seen:
             return set()
@@ -664,12 +674,16 @@ class _Index:
         if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
             method = expr.attr.value
             built = assigned_value(expr.value, function.scope)
-            expr = built.func if type(built) is cst.Call else None
+            if type(built) is not cst.Call:
+                return None
+            expr = built.func
         if type(expr) is not cst.Subscript or type(expr.value) is not cst.Name:
             return None
         table = expr.value.value
         owner = lookup_scope(function.scope, table)
-        entries = _literal_entries(owner.assignments.get(table)) if owner is not None else None
+        if owner is None:
+            return None
+        entries = _literal_entries(owner.assignments.get(table))
         if not entries:
             return None
         found: list[tuple[FunctionInfo | Ref, str]] = []
@@ -896,8 +910,8 @@ class FileGraph:
                     target = index.instance_call(info)
                     if target is not None:
                         found.append(Entry(target, f"entry: config entry-points (`{entry}`)"))
-        for call, scope, function in summary.calls:
-            found.extend(self._compile_site(call, scope, function))
+        for call, scope, caller in summary.calls:
+            found.extend(self._compile_site(call, scope, caller))
         return found
 
     def _compile_site(self, call: cst.Call, scope: Scope, function: FunctionInfo | None) -> list[Entry]:
@@ -948,9 +962,10 @@ class FileGraph:
             targets = callees(call.func, function) or self._any_method(call.func, function)
             found.extend((target, through(CALLED, note)) for target, note in targets)
             func = call.func
-            dunder = _DUNDER_BUILTINS.get(func.value) if isinstance(func, cst.Name) else None
+            builtin = func.value if isinstance(func, cst.Name) else None
+            dunder = _DUNDER_BUILTINS.get(builtin) if builtin is not None else None
             if dunder and len(call.args) == 1 and not call.args[0].star and (
-                qualified_name(func, function.scope) == f"builtins.{func.value}"
+                qualified_name(func, function.scope) == f"builtins.{builtin}"
             ):
                 method = cst.Attribute(value=call.args[0].value, attr=cst.Name(dunder))
                 found.extend((target, through(CALLED, note)) for target, note in callees(method, function))
@@ -988,8 +1003,8 @@ class FileGraph:
     def fullgraph_here(self) -> set[FunctionInfo]:
         """The functions that only this file's fullgraph=True compile sites reach, as far as
         the file alone shows."""
-        entries = [entry for entry in self.entries() if isinstance(entry.target, FunctionInfo)]
-        return fullgraph_only([(e.target, e.explicit, e.fullgraph) for e in entries], self.local_edges, self.disabled)
+        entries = [(e.target, e.explicit, e.fullgraph) for e in self.entries() if isinstance(e.target, FunctionInfo)]
+        return fullgraph_only(entries, self.local_edges, self.disabled)
 
     def local_edges(self, function: FunctionInfo) -> Iterator[tuple[FunctionInfo, str]]:
         """Edges within the file."""
@@ -1017,9 +1032,9 @@ def descendants(root: Node, children: Callable[[Node], Iterable[Node]]) -> list[
 def reach(
     seeds: Iterable[tuple[Node, str]],
     edges: Callable[[Node], Iterable[tuple[Node, str]]],
-    blocked: set | frozenset,
+    blocked: set[Node] | frozenset[Node],
     reason: Callable[[str, Node, Node], str],
-    passes_through: set | frozenset = frozenset(),
+    passes_through: set[Node] | frozenset[Node] = frozenset(),
 ) -> dict[Node, str]:
     """Everything reachable from ``seeds``, each with the reason it was first reached by.
 
@@ -1050,7 +1065,7 @@ def reach(
 def fullgraph_only(
     entries: list[tuple[Node, bool, bool]],
     edges: Callable[[Node], Iterable[tuple[Node, str]]],
-    blocked: set | frozenset,
+    blocked: set[Node] | frozenset[Node],
 ) -> set[Node]:
     """The functions that only fullgraph=True entry points reach.
 

@@ -9,6 +9,8 @@ bound nowhere is a builtin.
 from __future__ import annotations
 
 import builtins
+import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -16,9 +18,15 @@ import libcst as cst
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+class ScopeKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+
+
 @dataclass(eq=False)
 class Scope:
-    kind: str  # "module", "class" or "function"
+    kind: ScopeKind
     parent: Scope | None = None
     # local name -> qualified name, from import statements
     imports: dict[str, str] = field(default_factory=dict)
@@ -34,12 +42,12 @@ class Scope:
     def bind(self, name: str) -> None:
         self.bindings.add(name)
 
-    def visible_scopes(self):
+    def visible_scopes(self) -> Iterator[Scope]:
         """This scope, then the scopes its code can see (class bodies are invisible to methods)."""
         yield self
         scope = self.parent
         while scope is not None:
-            if scope.kind != "class":
+            if scope.kind is not ScopeKind.CLASS:
                 yield scope
             scope = scope.parent
 
@@ -85,11 +93,11 @@ def qualified_name(node: cst.BaseExpression, scope: Scope, _depth: int = 0) -> s
     """
     if _depth > 8:  # alias chains such as `a = b; b = a`
         return None
-    kind = type(node)  # exact (libcst's classes are final) and cheaper than an ABC isinstance
-    if kind is cst.Attribute:
+    # Types are compared exactly (libcst's classes are final): cheaper than an ABC isinstance.
+    if type(node) is cst.Attribute:
         base = qualified_name(node.value, scope, _depth + 1)
         return f"{base}.{node.attr.value}" if base is not None else None
-    if kind is not cst.Name:
+    if type(node) is not cst.Name:
         return None
     name = node.value
     owner = lookup_scope(scope, name)

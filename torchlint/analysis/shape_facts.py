@@ -15,7 +15,7 @@ import libcst as cst
 from torchlint.parse.cst_walk import single_index
 from torchlint.analysis.kind_vocabulary import PYTHON, SIZE, TENSOR, Kind
 from torchlint.analysis.scopes import Scope, qualified_name
-from torchlint.analysis.undo_journal import Journal, JournaledSet
+from torchlint.analysis.undo_journal import Changes, Journal, JournaledSet
 
 
 class ShapeFacts:
@@ -30,11 +30,11 @@ class ShapeFacts:
 
     def start_shape_facts(self, journal: Journal) -> None:
         # Names holding a boolean tensor (a mask): `m = x > 0`, `m = torch.isnan(x)`.
-        self.masks: set[str] = JournaledSet(journal)
+        self.masks = JournaledSet(journal)
         # Names holding a tensor whose size depends on the data, where Dynamo captures it.
-        self.data_sized: set[str] = JournaledSet(journal)
+        self.data_sized = JournaledSet(journal)
         # Names holding a 0-d tensor the graph computes: `top = scores.argmax()`.
-        self.zero_dim: set[str] = JournaledSet(journal)
+        self.zero_dim = JournaledSet(journal)
 
     # True while a statement binds again in the up world (`open_kinds`): shape facts are the
     # base world's.
@@ -68,12 +68,12 @@ class ShapeFacts:
         self.data_sized.discard(name)
         self.zero_dim.discard(name)
 
-    def join_shape_facts(self, name: str, left: Callable[[JournaledSet], list], bound: list[bool]) -> None:
-        """The facts about ``name`` after an `if`: ``left`` gives what each branch that goes on
-        left in a set, ``bound`` whether it bound the name."""
-        _set_membership(self.masks, name, _left_by_every_branch(left(self.masks), bound))
-        _set_membership(self.zero_dim, name, _left_by_every_branch(left(self.zero_dim), bound))
-        _set_membership(self.data_sized, name, any(left(self.data_sized)))
+    def join_shape_facts(self, name: str, outcomes: list[Changes], bound: list[bool]) -> None:
+        """The facts about ``name`` after an `if`: ``outcomes`` are the changes of each branch
+        that goes on, ``bound`` whether it bound the name."""
+        _set_membership(self.masks, name, _left_by_every_branch(self.masks.left_by(outcomes, name), bound))
+        _set_membership(self.zero_dim, name, _left_by_every_branch(self.zero_dim.left_by(outcomes, name), bound))
+        _set_membership(self.data_sized, name, any(self.data_sized.left_by(outcomes, name)))
 
     # -- data-dependent sizes -------------------------------------------------------
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 _DIGEST_SIZE = 32
 
@@ -20,7 +22,7 @@ def digest(*parts: object) -> str:
     return hasher.hexdigest()
 
 
-_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
 # type -> the names of its fields, for a dataclass (None for any other type)
 _FIELDS: dict[type, tuple[str, ...] | None] = {}
 
@@ -30,16 +32,20 @@ def _canonical(value: object) -> str:
     kind = type(value)
     if kind in _PLAIN:
         return repr(value)
+    # (`kind` is the value's exact type, so each cast below only says what it tested.)
     if kind is tuple or kind is list:
-        return "(" + ",".join(map(_canonical, value)) + ")"  # type: ignore[arg-type]
+        return "(" + ",".join(map(_canonical, cast("Iterable[object]", value))) + ")"
     if kind is frozenset or kind is set:
-        return "{" + ",".join(sorted(map(_canonical, value))) + "}"  # type: ignore[arg-type]
+        return "{" + ",".join(sorted(map(_canonical, cast("Iterable[object]", value)))) + "}"
     if kind is dict:
-        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())  # type: ignore[attr-defined]
+        pairs = cast("dict[object, object]", value).items()
+        items = sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in pairs)
         return "{" + ",".join(items) + "}"
     if kind not in _FIELDS:
-        is_dataclass = dataclasses.is_dataclass(kind) and not issubclass(kind, enum.Enum)
-        _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)) if is_dataclass else None
+        if dataclasses.is_dataclass(kind) and not issubclass(kind, enum.Enum):
+            _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        else:
+            _FIELDS[kind] = None
     names = _FIELDS[kind]
     if names is not None:
         fields = ",".join(f"{name}={_canonical(getattr(value, name))}" for name in names)

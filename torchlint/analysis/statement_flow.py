@@ -65,6 +65,7 @@ class _Flow:
         if isinstance(suite, cst.SimpleStatementSuite):
             self.simple(suite)
             return
+        assert isinstance(suite, cst.IndentedBlock)  # the only other suite
         for statement in suite.body:
             if statement in self.ruled_out:
                 break  # after a branch that always exits while compiling
@@ -78,6 +79,7 @@ class _Flow:
         if isinstance(statement, cst.SimpleStatementLine):
             self.simple(statement)
             return
+        assert isinstance(statement, cst.BaseCompoundStatement)  # the only other statement
         self.events.compound(statement)
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return  # a function of its own, walked when it is compiled

@@ -6,13 +6,14 @@ from here, so the tree is walked in full only once before the rules run.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from torchlint.parse.cst_walk import walk
 from torchlint.analysis.dynamo_config import collect_dynamo_config
-from torchlint.analysis.scopes import Scope, dotted_name, lookup_scope, package_of, qualified_name
+from torchlint.analysis.scopes import Scope, ScopeKind, dotted_name, lookup_scope, package_of, qualified_name
 
 # What Python names a lambda. A lambda assigned to a name in a module or class body takes
 # that name, as a def would; the others after the first in a scope are numbered
@@ -126,7 +127,7 @@ class FileSummary:
         return self.functions_by_scope.get((id(owner), name))
 
 
-def target_names(target: cst.BaseExpression):
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment target binds: `a`, `a, (b, *c)`; none for `x.attr` or `x[i]`."""
     if isinstance(target, cst.Name):
         yield target.value
@@ -137,7 +138,9 @@ def target_names(target: cst.BaseExpression):
         yield from target_names(target.value)
 
 
-def _pairs(target: cst.BaseExpression, value: cst.BaseExpression):
+def _pairs(
+    target: cst.BaseExpression, value: cst.BaseExpression
+) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """(target, value) pairs of an assignment, `a, b = x, y` taken element by element."""
     if (
         isinstance(target, (cst.Tuple, cst.List))
@@ -217,13 +220,13 @@ class _Summarizer:
                     self.compiled_lambdas.add(id(node.args[0].value))
             elif type(node) is cst.Assign:
                 if function is None and len(node.targets) == 1 and type(node.value) is cst.Lambda:
-                    target = node.targets[0].target
-                    if type(target) is cst.Name:
-                        self.lambda_names[id(node.value)] = target.value
+                    named = node.targets[0].target
+                    if type(named) is cst.Name:
+                        self.lambda_names[id(node.value)] = named.value
                 for target in node.targets:
                     self._bind_target(target.target, node.value, scope, function, single=len(node.targets) == 1)
                     if function is not None and function.name == "__init__" and function.owner_class is not None:
-                        self._hold_arguments(target.target, node.value, function)
+                        self._hold_arguments(target.target, node.value, function, function.owner_class)
             elif type(node) is cst.AnnAssign:
                 self._bind_target(node.target, node.value, scope, function, single=node.value is not None)
             elif type(node) is cst.AugAssign:
@@ -242,15 +245,16 @@ class _Summarizer:
             elif type(node) is cst.Import:
                 for alias in node.names:
                     full = alias.evaluated_name
-                    if alias.asname is not None:
-                        scope.imports[alias.evaluated_alias] = full
+                    as_name = alias.evaluated_alias  # None without `as`
+                    if as_name is not None:
+                        scope.imports[as_name] = full
                     else:
                         head = full.split(".", 1)[0]
                         scope.imports[head] = head
                 return True
             elif type(node) is cst.ImportFrom:
                 module = _import_module_name(node)
-                if type(node.names) is cst.ImportStar:
+                if isinstance(node.names, cst.ImportStar):
                     scope.star_imports.append(module)
                     return True
                 separator = "" if module.endswith(".") else "."
@@ -295,7 +299,9 @@ class _Summarizer:
         for name in target_names(target):
             scope.bind(name)
 
-    def _hold_arguments(self, target: cst.BaseExpression, value: cst.BaseExpression, init: FunctionInfo) -> None:
+    def _hold_arguments(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, init: FunctionInfo, owner: ClassInfo
+    ) -> None:
         """`self.unet, self.scheduler = unet, scheduler`: what the constructor's callers pass
         for those parameters is what the attributes hold."""
         for left, right in _pairs(target, value):
@@ -305,7 +311,7 @@ class _Summarizer:
                 and self._is_self(left.value, init)
                 and init.parameter(right.value) is not None
             ):
-                init.owner_class.held[left.attr.value] = right.value
+                owner.held[left.attr.value] = right.value
 
     @staticmethod
     def _is_self(node: cst.BaseExpression, function: FunctionInfo | None) -> bool:
@@ -328,10 +334,10 @@ class _Summarizer:
         name = node.name.value if lambda_node is None else self._lambda_name(lambda_node, prefix)
         named = not name.startswith("<")
         qualname = f"{prefix}{name}"
-        scope = Scope("function", parent=enclosing)
+        scope = Scope(ScopeKind.FUNCTION, parent=enclosing)
         # A method's owner is the class whose body holds the def; a def nested in a
         # method belongs to no class of its own, but still sees the method's `self`.
-        direct_owner = owner_class if enclosing.kind == "class" and named else None
+        direct_owner = owner_class if enclosing.kind is ScopeKind.CLASS and named else None
         info = FunctionInfo(qualname, node, scope, enclosing, direct_owner, parent, lambda_node=lambda_node)
         if named:
             enclosing.bind(name)
@@ -374,7 +380,7 @@ class _Summarizer:
     def _class(self, node: cst.ClassDef, enclosing: Scope, prefix: str) -> None:
         enclosing.bind(node.name.value)
         qualname = f"{prefix}{node.name.value}"
-        scope = Scope("class", parent=enclosing)
+        scope = Scope(ScopeKind.CLASS, parent=enclosing)
         info = ClassInfo(qualname, node, scope, enclosing)
         self.summary.classes[qualname] = info
         for base in node.bases:
@@ -393,7 +399,7 @@ def _method_aliases(summary: FileSummary) -> None:
 
 
 def summarize(module: cst.Module, module_name: str = "", is_package: bool = False) -> FileSummary:
-    scope = Scope("module")
+    scope = Scope(ScopeKind.MODULE)
     summary = FileSummary(module, scope, module_name, package_of(module_name, is_package))
     _Summarizer(summary).scan(module, scope, None, None, "")
     summary.functions_by_scope = {(id(function.enclosing), function.name): function for function in summary.functions}

@@ -24,7 +24,9 @@ def has_optional_keys(info: ClassInfo, local_bases: Callable[[ClassInfo], list[C
     return _has_optional_keys(info, local_bases, frozenset())
 
 
-def _has_optional_keys(info: ClassInfo, local_bases: Callable, seen: frozenset) -> bool:
+def _has_optional_keys(
+    info: ClassInfo, local_bases: Callable[[ClassInfo], list[ClassInfo]], seen: frozenset[ClassInfo]
+) -> bool:
     if info in seen:
         return False
     scope = info.enclosing

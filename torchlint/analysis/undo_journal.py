@@ -7,8 +7,38 @@ held before it, and costs what it changes, not what the function holds.
 
 from __future__ import annotations
 
-# What a dict held for a key it did not have.
-ABSENT = object()
+import enum
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast, overload
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsKeysAndGetItem
+
+_V = TypeVar("_V")
+_T = TypeVar("_T")
+
+
+class Absent(enum.Enum):
+    """What a dict held for a key it did not have."""
+
+    ABSENT = "absent"
+
+
+ABSENT: Final = Absent.ABSENT
+
+# What each branch changed, as read off the journal: (container, key) -> what it left there.
+Changes = Mapping[tuple[int, str], object]
+
+
+class Journaled(Protocol):
+    """A container that journals its changes: what it holds for a key can be read, and
+    put back."""
+
+    tag: int
+
+    def held(self, key: str) -> object: ...
+
+    def put_back(self, key: str, before: object) -> None: ...
 
 
 class Journal:
@@ -16,10 +46,10 @@ class Journal:
     can be read off and undone in the time its own changes take."""
 
     def __init__(self) -> None:
-        self.containers: list[JournaledDict | JournaledSet] = []
+        self.containers: list[Journaled] = []
         self._entries: list[tuple[int, str, object]] = []  # container, key, what it held before
 
-    def add(self, container: JournaledDict | JournaledSet) -> int:
+    def add(self, container: Journaled) -> int:
         self.containers.append(container)
         return len(self.containers) - 1
 
@@ -38,7 +68,7 @@ class Journal:
             self.containers[tag].put_back(key, before)
 
 
-class JournaledDict(dict):
+class JournaledDict(dict[str, _V]):
     """A name -> kind dict whose every change is journaled."""
 
     def __init__(self, journal: Journal) -> None:
@@ -46,30 +76,48 @@ class JournaledDict(dict):
         self.journal = journal
         self.tag = journal.add(self)
 
-    def __setitem__(self, key: str, value) -> None:
+    def __setitem__(self, key: str, value: _V) -> None:
         self.journal.record(self.tag, key, dict.get(self, key, ABSENT))
         dict.__setitem__(self, key, value)
 
-    def pop(self, key: str, *default):
+    @overload
+    def pop(self, key: str, /) -> _V: ...
+
+    @overload
+    def pop(self, key: str, default: _V, /) -> _V: ...
+
+    @overload
+    def pop(self, key: str, default: _T, /) -> _V | _T: ...
+
+    def pop(self, key: str, /, *default: object) -> object:
         if key in self:
             self.journal.record(self.tag, key, dict.__getitem__(self, key))
         return dict.pop(self, key, *default)
 
-    def update(self, other=(), **more) -> None:
+    def update(
+        self, other: SupportsKeysAndGetItem[str, _V] | Iterable[tuple[str, _V]] = (), /, **more: _V
+    ) -> None:
         for key, value in dict(other, **more).items():
             self[key] = value
 
-    def held(self, key: str) -> object:
+    def held(self, key: str) -> _V | Absent:
         return dict.get(self, key, ABSENT)
+
+    def left_by(self, outcomes: Iterable[Changes], key: str) -> list[_V | Absent]:
+        """What each of ``outcomes`` left for ``key``."""
+        before = self.held(key)
+        # Under this dict's tag, the journal keeps only what the dict held.
+        return cast("list[_V | Absent]", [outcome.get((self.tag, key), before) for outcome in outcomes])
 
     def put_back(self, key: str, before: object) -> None:
         if before is ABSENT:
             dict.pop(self, key, None)
         else:
-            dict.__setitem__(self, key, before)
+            # The journal hands back only what this dict held for the key.
+            dict.__setitem__(self, key, cast(_V, before))
 
 
-class JournaledSet(set):
+class JournaledSet(set[str]):
     """A set of names whose every change is journaled."""
 
     def __init__(self, journal: Journal) -> None:
@@ -81,12 +129,19 @@ class JournaledSet(set):
         self.journal.record(self.tag, key, key in self)
         set.add(self, key)
 
-    def discard(self, key: str) -> None:
+    # set.discard takes any object; this set holds names, and its journal keys on them.
+    def discard(self, key: str) -> None:  # type: ignore[override]
         self.journal.record(self.tag, key, key in self)
         set.discard(self, key)
 
     def held(self, key: str) -> bool:
         return key in self
+
+    def left_by(self, outcomes: Iterable[Changes], key: str) -> list[bool]:
+        """Whether each of ``outcomes`` left ``key`` in the set."""
+        before = self.held(key)
+        # Under this set's tag, the journal keeps only whether the set held the key.
+        return cast("list[bool]", [outcome.get((self.tag, key), before) for outcome in outcomes])
 
     def put_back(self, key: str, before: object) -> None:
         if before:

@@ -166,7 +166,7 @@ class ProjectIndex:
                 found.append(base)
         return found
 
-    def module_reason(self, key: ClassKey, _seen: frozenset = frozenset()) -> str | None:
+    def module_reason(self, key: ClassKey, _seen: frozenset[ClassKey] = frozenset()) -> str | None:
         """Why a class is an nn.Module, its bases in other files included."""
         if key in self._module_reasons:
             return self._module_reasons[key]
@@ -189,7 +189,7 @@ class ProjectIndex:
             self._module_reasons[key] = reason
         return reason
 
-    def _plain_bases_only(self, key: ClassKey, seen: frozenset) -> bool:
+    def _plain_bases_only(self, key: ClassKey, seen: frozenset[ClassKey]) -> bool:
         """Every base of the class, and of its bases, is a class of the project or of the
         standard library (`abc.ABC`), and none is an nn.Module: the file's guess that it is
         one was wrong. A base the project cannot see leaves the guess standing."""
@@ -197,7 +197,7 @@ class ProjectIndex:
             self.module_reason(base, seen | {key}) is None for base in self._bases(key)
         )
 
-    def _all_bases_known(self, key: ClassKey, seen: frozenset) -> bool:
+    def _all_bases_known(self, key: ClassKey, seen: frozenset[ClassKey]) -> bool:
         if key in seen:
             return True
         path, qualname = key
@@ -208,7 +208,7 @@ class ProjectIndex:
         bases = self._bases(key)
         return len(bases) == len(outside) and all(self._all_bases_known(base, seen | {key}) for base in bases)
 
-    def find_method(self, key: ClassKey, name: str, _seen: frozenset = frozenset()) -> Node | None:
+    def find_method(self, key: ClassKey, name: str, _seen: frozenset[ClassKey] = frozenset()) -> Node | None:
         if key in _seen:
             return None
         path, qualname = key
@@ -241,14 +241,18 @@ class ProjectIndex:
         for path, outline in self.files.items():
             for construction in outline.constructions:
                 built = self.class_key(path, construction.built[1], construction.built[0])
-                init = self.find_method(built, "__init__") if built is not None else None
+                if built is None:
+                    continue
+                init = self.find_method(built, "__init__")
                 if init is None:
                     continue
                 owner = (init[0], init[1].rpartition(".")[0])
-                param = construction.slot
-                if isinstance(param, int):
+                slot = construction.slot
+                if isinstance(slot, int):
                     positional = self.files[owner[0]].classes[owner[1]].init_params
-                    param = positional[param] if param < len(positional) else None
+                    param = positional[slot] if slot < len(positional) else None
+                else:
+                    param = slot
                 if param is not None:
                     where = f"given to {built[1]}() in {construction.site}"
                     found.setdefault((owner, param), []).append((path, construction.given, where))
@@ -338,8 +342,8 @@ class ProjectIndex:
             if kind == "method":
                 cls, attr = qualname.split("\0")
                 return self.find_method((target_path, cls), attr)
-            key = (target_path, qualname)
-            return self._instance_call(key) if ref.kind == COMPILED else self._construct(key)
+            named = (target_path, qualname)  # a class
+            return self._instance_call(named) if ref.kind == COMPILED else self._construct(named)
         key = self.class_key(path, ref.name, ref.local)
         if key is None:
             return None
@@ -353,9 +357,9 @@ class ProjectIndex:
             return self._construct(key)
         if ref.kind == SUPER:
             for base in self._bases(key):
-                found = self.find_method(base, ref.attr)
-                if found is not None:
-                    return found
+                inherited = self.find_method(base, ref.attr)
+                if inherited is not None:
+                    return inherited
         return None
 
     def _target(self, path: str, target: Target) -> Node | None:
@@ -397,6 +401,7 @@ class ProjectIndex:
             if module_reason is None:
                 return None
             reason = f"entry: forward of nn.Module subclass {entry.module_class} ({module_reason})"
+        assert reason is not None  # only a presumed forward comes without one
         node = self._target(path, entry.target)
         return (node, reason) if node is not None else None
 
@@ -442,13 +447,13 @@ class ProjectIndex:
                     found[(qualname, attr)] = members
         return found
 
-    def tensor_members(self, key: ClassKey, _seen: frozenset = frozenset()) -> frozenset[str]:
+    def tensor_members(self, key: ClassKey, _seen: frozenset[ClassKey] = frozenset()) -> frozenset[str]:
         if key in _seen:
             return frozenset()
         own = self.files[key[0]].classes[key[1]].tensor_members
         return own.union(*(self.tensor_members(base, _seen | {key}) for base in self._bases(key)))
 
-    def optional_keys(self, key: ClassKey, _seen: frozenset = frozenset()) -> bool:
+    def optional_keys(self, key: ClassKey, _seen: frozenset[ClassKey] = frozenset()) -> bool:
         """Whether a class is a TypedDict with an optional key, through its bases in any file."""
         known = self._optional_key_classes.get(key)
         if known is not None:

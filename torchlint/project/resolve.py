@@ -49,6 +49,7 @@ def _as_it_holds(pending: PendingDiagnostic, answer: Answer) -> Diagnostic | Non
         if not met:
             return None
         rule = rule_by_code(diagnostic.code)
+        assert rule is not None  # the code of the rule that made the finding
         gb_ids = list(rule.gb_ids)
         for record in met:
             gb_ids.extend(gb for gb in record.gb_ids if gb not in gb_ids)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import Literal, Union
 
 from torchlint.analysis.checker import CallRecord, FunctionKinds
 from torchlint.analysis.conditions import (
@@ -44,9 +45,14 @@ from torchlint.analysis.regions import NESTED
 from torchlint.project.index import Node, ProjectIndex
 
 # A kind fact as the solve keys it: ("param", node, name), ("used", node, name) (the body, or
-# code it hands the parameter to, uses it as a tensor), ("returns", node), ("element", node,
-# index), ("held", path, owner, attr, member).
-Var = tuple
+# code it hands the parameter to, uses it as a tensor), ("returns", node), ("captured", node),
+# ("element", node, index), ("held", path, owner, attr, member).
+Var = Union[
+    tuple[Literal["param", "used"], Node, str],
+    tuple[Literal["returns", "captured"], Node],
+    tuple[Literal["element"], Node, int],
+    tuple[Literal["held"], str, str, str, str],
+]
 
 
 class Solution:
@@ -73,30 +79,30 @@ class Solution:
         return condition.holds(lambda fact: self.fact(path, fact))
 
     def fact(self, path: str, fact: Fact) -> bool:
-        kind = type(fact)
-        if kind is Compiled:
+        # Dispatched on the exact type: each kind of fact is a class of its own.
+        if type(fact) is Compiled:
             return any(node in self.compiled for node in self.nodes(path, fact.function))
-        if kind is Fullgraph:
+        if type(fact) is Fullgraph:
             nodes = self.nodes(path, fact.function)
             return bool(nodes) and all(node in self.fullgraph for node in nodes)
-        if kind is ParamTensor:
+        if type(fact) is ParamTensor:
             return ("param", (path, fact.function), fact.param) in self.tensors
-        if kind is ReturnsTensor:
+        if type(fact) is ReturnsTensor:
             return any(("returns", node) in self.tensors for node in self.nodes(path, fact.function))
-        if kind is ReturnsCaptured:
+        if type(fact) is ReturnsCaptured:
             return any(("captured", node) in self.tensors for node in self.nodes(path, fact.function))
-        if kind is ReturnsTensorAt:
+        if type(fact) is ReturnsTensorAt:
             return any(("element", node, fact.index) in self.tensors for node in self.nodes(path, fact.function))
-        if kind is HeldTensor:
+        if type(fact) is HeldTensor:
             return ("held", path, fact.owner, fact.attr, fact.member) in self.tensors
-        if kind is Breaks:
+        if type(fact) is Breaks:
             return any(node in self.breaks for node in self.nodes(path, fact.function))
-        if kind is Disabled:
+        if type(fact) is Disabled:
             return any(node in self.index.blocked for node in self.nodes(path, fact.function))
-        if kind is IsModule:
+        if type(fact) is IsModule:
             key = self._class(path, fact.cls)
             return key is not None and self.index.module_reason(key) is not None
-        if kind is OptionalKeys:
+        if type(fact) is OptionalKeys:
             key = self._class(path, fact.cls)
             return key is not None and self.index.optional_keys(key)
         raise TypeError(f"unknown fact {fact!r}")
@@ -160,7 +166,7 @@ class _KindSolve:
                 self._function((path, qualname), kinds)
             self._held(path, outline)
         found: set[Var] = set()
-        queue = deque((var, None) for var in self.true)
+        queue: deque[tuple[Var, Var | None]] = deque((var, None) for var in self.true)
         while queue:
             var, parent = queue.popleft()
             if var in found:
@@ -182,16 +188,15 @@ class _KindSolve:
 
     def _vars(self, path: str, fact: Fact) -> list[Var]:
         """The solve's facts that make a kind fact of ``path`` hold (any one of them)."""
-        kind = type(fact)
-        if kind is ParamTensor:
+        if type(fact) is ParamTensor:
             return [("param", (path, fact.function), fact.param)]
-        if kind is ReturnsTensor:
+        if type(fact) is ReturnsTensor:
             return [("returns", node) for node in self.solution.nodes(path, fact.function)]
-        if kind is ReturnsCaptured:
+        if type(fact) is ReturnsCaptured:
             return [("captured", node) for node in self.solution.nodes(path, fact.function)]
-        if kind is ReturnsTensorAt:
+        if type(fact) is ReturnsTensorAt:
             return [("element", node, fact.index) for node in self.solution.nodes(path, fact.function)]
-        if kind is HeldTensor:
+        if type(fact) is HeldTensor:
             return [("held", path, fact.owner, fact.attr, fact.member)]
         return []
 
