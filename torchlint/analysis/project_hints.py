@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from torchlint.analysis.dynamo_config import ConfigValue, dynamo_config_of, merge
@@ -74,7 +74,7 @@ def project_hints(files: Iterable[FileHints]) -> ProjectHints:
     )
 
 
-def _closed(names: set[str], step) -> set[str]:
+def _closed(names: set[str], step: Callable[[set[str]], set[str]]) -> set[str]:
     """``names`` and all that ``step`` adds to them, until it adds nothing."""
     while True:
         more = step(names) - names

@@ -21,7 +21,7 @@ from torchlint.report.diagnostic import FileError
 from torchlint.files.source import SourceError, not_a_regular_file, os_error_cause, read_bytes
 
 if TYPE_CHECKING:
-    from pathspec.pattern import Pattern
+    from pathspec.pattern import RegexPattern
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -73,7 +73,7 @@ class Discovered:
     folders: list[tuple[str, int, tuple[str, ...]]] = field(default_factory=list)
 
 
-def folder_names(entries: Iterable[os.DirEntry]) -> tuple[str, ...]:
+def folder_names(entries: Iterable[os.DirEntry[str]]) -> tuple[str, ...]:
     """What a walk takes from a folder's entries: its subfolders (with a slash), its Python
     files and the files that configure the walk, sorted. An editor's swap file, or a file
     saved by a rename, leaves them as they were."""
@@ -101,7 +101,7 @@ class _Rule(NamedTuple):
     regex: re.Pattern[str]
 
 
-def _parse(lines: Sequence[str]) -> list[Pattern]:
+def _parse(lines: Sequence[str]) -> list[RegexPattern]:
     # Imported here: a run on a few files of a known project reads no ignore file.
     from pathspec import GitIgnoreSpec
 
@@ -110,7 +110,7 @@ def _parse(lines: Sequence[str]) -> list[Pattern]:
     except (ValueError, re.error):
         pass
     # One bad line: keep the others, as git skips only the patterns it cannot parse.
-    parsed = []
+    parsed: list[RegexPattern] = []
     for line in lines:
         try:
             parsed.extend(GitIgnoreSpec.from_lines([line]).patterns)
@@ -119,10 +119,11 @@ def _parse(lines: Sequence[str]) -> list[Pattern]:
     return parsed
 
 
-def _rule(pattern: Pattern) -> _Rule | None:
+def _rule(pattern: RegexPattern) -> _Rule | None:
     if pattern.include is None:
         return None
-    line = pattern.pattern
+    line, regex = pattern.pattern, pattern.regex
+    assert isinstance(line, str) and regex is not None  # a pattern parsed from a line of text
     body = line if line.endswith("\\ ") else line.rstrip()
     if body.startswith("!"):
         body = body[1:]
@@ -134,7 +135,7 @@ def _rule(pattern: Pattern) -> _Rule | None:
         dir_only=body.endswith("/"),
         contents=body.rstrip("/").endswith("/**"),
         literal=body.rstrip("/") if is_literal else None,
-        regex=pattern.regex,
+        regex=regex,
     )
 
 
@@ -179,7 +180,7 @@ class _NameMatcher(NamedTuple):
 
 
 def _name_matcher(rules: Sequence[_Rule]) -> _NameMatcher:
-    literal = [rule for rule in rules if rule.literal is not None]
+    literal = [(rule.literal, rule.dir_only) for rule in rules if rule.literal is not None]
     others = tuple(rule for rule in rules if rule.literal is None)
     regex = None
     if len(others) > 1:
@@ -192,8 +193,8 @@ def _name_matcher(rules: Sequence[_Rule]) -> _NameMatcher:
         except re.error:
             regex = None
     return _NameMatcher(
-        names=frozenset(rule.literal for rule in literal if not rule.dir_only),
-        dir_names=frozenset(rule.literal for rule in literal if rule.dir_only),
+        names=frozenset(name for name, dir_only in literal if not dir_only),
+        dir_names=frozenset(name for name, dir_only in literal if dir_only),
         regex=regex,
         others=others,
     )
@@ -347,6 +348,7 @@ class _GitIgnores:
             return cached
         parent = os.path.dirname(directory)
         has_git = self.is_repository(directory)
+        inherited: tuple[_Scope, ...]
         if has_git or parent == directory or not self.in_repository(parent):
             inherited, ignored = (), False
         else:

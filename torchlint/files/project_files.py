@@ -135,7 +135,7 @@ def _steering_stamp(path: str, now: int) -> Stamp | None:
 def _steering_files(roots: Sequence[Path], folders: Iterable[tuple[str, int, tuple[str, ...]]]) -> list[str]:
     """The files that may steer a walk of ``roots``: in every folder above them (up to the
     file system's root) and in every folder walked that holds them."""
-    paths = []
+    paths: list[str] = []
     above = {str(folder) for root in roots for folder in root.parents}
     for folder in sorted(above):
         paths.extend(os.path.join(folder, name) for name in (*WALK_SETTINGS_FILES, ".git"))

@@ -29,10 +29,12 @@ from torchlint.files.source import LINE_END
 @dataclass
 class _OffsetTrackingState(CodegenState):
     offset: int = 0
-    targets: set = field(default_factory=set)
+    # id() of the nodes whose spans are recorded
+    targets: set[int] = field(default_factory=set)
     # id(node) -> (start offset, end offset), whitespace excluded where libcst says so.
-    spans: dict = field(default_factory=dict)
-    _inclusive: dict = field(default_factory=dict)
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # id(node) -> [start offset, end offset], whitespace included, the end set once it is generated.
+    _inclusive: dict[int, list[int]] = field(default_factory=dict)
 
     def add_indent_tokens(self) -> None:
         self.tokens.extend(self.indent_tokens)
@@ -166,7 +168,7 @@ def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:
 def _rows_inside_tokens(text: str) -> set[int] | None:
     """Rows that start inside a token (a string over several lines: their form feeds are
     the string's), or None where tokenize rejects the text."""
-    rows = set()
+    rows: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             rows.update(range(token.start[0] + 1, token.end[0] + 1))
@@ -330,7 +332,7 @@ def _place(parsed: Parsed, regenerated: str, header: tuple[str, str], starts: Se
     return start if parsed.code.startswith(regenerated, start) else None
 
 
-def _as_header(match: re.Match) -> tuple[str, str]:
+def _as_header(match: re.Match[str]) -> tuple[str, str]:
     is_async, keyword, name = match.groups()
     return (f"async {keyword}" if is_async else keyword, name)
 

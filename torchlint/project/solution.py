@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Literal, Union
+from typing import Literal
 
 from torchlint.analysis.checker import CallRecord, FunctionKinds
 from torchlint.analysis.conditions import (
@@ -47,12 +47,12 @@ from torchlint.project.index import Node, ProjectIndex
 # A kind fact as the solve keys it: ("param", node, name), ("used", node, name) (the body, or
 # code it hands the parameter to, uses it as a tensor), ("returns", node), ("captured", node),
 # ("element", node, index), ("held", path, owner, attr, member).
-Var = Union[
-    tuple[Literal["param", "used"], Node, str],
-    tuple[Literal["returns", "captured"], Node],
-    tuple[Literal["element"], Node, int],
-    tuple[Literal["held"], str, str, str, str],
-]
+Var = (
+    tuple[Literal["param", "used"], Node, str]
+    | tuple[Literal["returns", "captured"], Node]
+    | tuple[Literal["element"], Node, int]
+    | tuple[Literal["held"], str, str, str, str]
+)
 
 
 class Solution:

@@ -49,4 +49,7 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> s
 def _renderer(fmt: str) -> Callable[[list[Diagnostic], ReportContext], str]:
     """KeyError for an unknown format."""
     # Only the format asked for is imported: a run pays for no other.
-    return importlib.import_module(f"torchlint.report.{_MODULES[fmt]}").render
+    renderer: Callable[[list[Diagnostic], ReportContext], str] = importlib.import_module(
+        f"torchlint.report.{_MODULES[fmt]}"
+    ).render
+    return renderer

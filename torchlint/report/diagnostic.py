@@ -81,7 +81,7 @@ class Diagnostic:
             fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
         )
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, Location, str]:
         return (self.path, self.location, self.code)
 
 

@@ -58,7 +58,7 @@ def _comments(text: str) -> list[tuple[int, int, str]]:
         return found
 
 
-def _written_codes(match: re.Match) -> tuple[str, ...]:
+def _written_codes(match: re.Match[str]) -> tuple[str, ...]:
     raw = match.group("codes")
     return () if raw is None else tuple(code.upper() for code in re.split(r"[\s,]+", raw.strip()) if code)
 
@@ -70,10 +70,8 @@ def find_directives(text: str) -> list[Directive]:
     lines = split_lines(text)
     for row, column, comment in _comments(text):
         file_match = _FILE_NOQA.search(comment)
-        if file_match is not None:
-            match, file_level = file_match, True
-        else:
-            match, file_level = _LINE_NOQA.search(comment), False
+        file_level = file_match is not None
+        match = file_match if file_match is not None else _LINE_NOQA.search(comment)
         if match is None:
             continue
         start = column + match.start()

@@ -11,7 +11,7 @@ from torchlint.rules.base import Rule
 
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
-    found = []
+    found: list[type[Rule]] = []
     for module_info in pkgutil.iter_modules(__path__):
         if not module_info.name.startswith("tl"):
             continue

@@ -10,11 +10,13 @@ managers are modelled, so a break under them is an ordinary one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeVar, cast
 
 import libcst as cst
 
 from torchlint.parse.cst_walk import walk
 from torchlint.analysis.conditions import Breaks
+from torchlint.analysis.regions import Ref
 from torchlint.rules.base import MetBreak
 from torchlint.rules.context import BreakMet, Finding, RuleContext
 from torchlint.analysis.scopes import dotted_name, qualified_name
@@ -119,7 +121,9 @@ def breaks_met(
     return met
 
 
-def calls_into_code(function: FunctionInfo, ctx: RuleContext, within: cst.CSTNode | None = None):
+def calls_into_code(
+    function: FunctionInfo, ctx: RuleContext, within: cst.CSTNode | None = None
+) -> Iterator[tuple[cst.Call, FunctionInfo | Ref]]:
     """(call, what it runs) for each call of ``function`` (of ``within``, a block of it) into the
     project: a function of this file, or a Ref the project resolves. Calls a guard rules out
     while compiling run nothing."""
@@ -190,17 +194,19 @@ def _element_calls(loop: cst.CSTNode, caller: FunctionInfo, ctx: RuleContext) ->
         return {}
     iterable = loop.iter
     method = caller.method
+    owner = method.owner_class if method is not None else None
     if (
         method is None
+        or owner is None
         or not isinstance(iterable, cst.Attribute)
         or not isinstance(iterable.value, cst.Name)
         or iterable.value.value != method.self_name
     ):
         return {}
-    container = method.owner_class.attribute_values.get(iterable.attr.value)
+    container = owner.attribute_values.get(iterable.attr.value)
     if not isinstance(container, cst.Call):
         return {}
-    scope = method.owner_class.enclosing
+    scope = owner.enclosing
     if qualified_name(container.func, scope) not in _MODULE_CONTAINERS:
         return {}
     targets = {
@@ -224,9 +230,12 @@ def _container_elements(container: cst.Call) -> list[cst.BaseExpression]:
     return values
 
 
-def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
+_Node = TypeVar("_Node", bound=cst.CSTNode)
+
+
+def _own_nodes(body: cst.CSTNode, kinds: tuple[type[_Node], ...]) -> list[_Node]:
     """The nodes of these kinds in a function body, nested functions and classes left out."""
-    found: list = []
+    found: list[_Node] = []
     # Exact types: libcst's classes are final, and a set lookup is far cheaper than an ABC check.
     wanted = frozenset(kinds)
 
@@ -235,7 +244,7 @@ def _own_nodes(body: cst.CSTNode, kinds: tuple[type, ...]) -> list:
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             return True
         if kind in wanted:
-            found.append(node)
+            found.append(cast(_Node, node))  # its type is one of ``kinds``
         return None
 
     walk(body, visit)

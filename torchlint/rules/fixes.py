@@ -3,7 +3,7 @@ turns them into a finding's edits (rows and columns) once it knows where the nod
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -83,7 +83,7 @@ def _imports_from_torch(module: cst.Module) -> bool:
     return False
 
 
-def _top_level_imports(module: cst.Module):
+def _top_level_imports(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
     """The `import` and `from ... import` statements at the module's top level."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):

@@ -113,7 +113,7 @@ def _byte_count(value: Any, key: str, where: str) -> int:
 
 
 def _one_of(value: Any, key: str, where: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:
         shown = ", ".join(f'"{choice}"' for choice in allowed)
         raise ConfigError(f"{where}: `{key}` must be one of {shown}")
     return value

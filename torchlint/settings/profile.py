@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from torchlint.settings.config import Settings
 
@@ -29,7 +29,16 @@ _DYNAMO_FLAGS = {
 TorchVersion = tuple[int, int]
 
 
-def dynamo_settings(settings: Settings) -> dict:
+class DynamoSettings(TypedDict):
+    """What a verify worker sets before running a target (`dynamo_settings`)."""
+
+    # torch._dynamo.config attribute -> its value, for the flags the settings set
+    flags: dict[str, bool]
+    reorderable_logging_functions: list[str]
+    module_mode: str
+
+
+def dynamo_settings(settings: Settings) -> DynamoSettings:
     """What verify sets in `torch._dynamo.config` before running a target.
 
     Flags left unset keep torch's defaults. `reorderable_logging_functions` stays as
@@ -134,7 +143,7 @@ def compile_profile(settings: Settings, hints: ProjectHints | None = None) -> Co
     """Config keys win over `torch._dynamo.config.X = ...` assignments found in the code
     (``hints``, the project's; none where only the settings count)."""
     found = hints.dynamo_config if hints is not None else {}
-    values: dict = {}
+    values: dict[str, bool] = {}
     for attribute in _DYNAMO_FLAGS:
         configured = getattr(settings, attribute)
         assigned = found.get(attribute)

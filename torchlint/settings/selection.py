@@ -63,7 +63,7 @@ def codes_for(settings: Settings) -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def _per_file_specs(settings: Settings) -> tuple[tuple[pathspec.PathSpec, tuple[str, ...]], ...]:
+def _per_file_specs(settings: Settings) -> tuple[tuple[pathspec.GitIgnoreSpec, tuple[str, ...]], ...]:
     # Imported here: most projects set no per-file-ignores.
     import pathspec
 
