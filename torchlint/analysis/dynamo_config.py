@@ -11,10 +11,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 
-import libcst as cst
-
-from torchlint.analysis.scopes import Scope, qualified_name
-
 DYNAMO_CONFIG = "torch._dynamo.config"
 
 ConfigValue = bool | int | str
@@ -23,41 +19,6 @@ ConfigValue = bool | int | str
 def mentions_dynamo(text: str) -> bool:
     """A cheap test: a file that never says `_dynamo` sets none of its config."""
     return "_dynamo" in text
-
-
-def constant(node: cst.BaseExpression) -> ConfigValue | None:
-    """The value of a bool, int or str literal (`-1` included); None for anything else."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return node.value == "True"
-    if isinstance(node, cst.Integer):
-        return int(node.value.replace("_", ""), 0)
-    if (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
-    ):
-        return -int(node.expression.value.replace("_", ""), 0)
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
-        try:
-            text: str = ast.literal_eval(node.value)  # a str: bytes are left out above
-        except (ValueError, SyntaxError):
-            return None
-        return text
-    return None
-
-
-def collect_dynamo_config(
-    assignments: Iterable[tuple[cst.Attribute, cst.BaseExpression, Scope]],
-) -> dict[str, ConfigValue]:
-    """name -> value for each assignment to a `torch._dynamo.config` attribute; later wins."""
-    found: dict[str, ConfigValue] = {}
-    for target, value, scope in assignments:
-        if qualified_name(target.value, scope) != DYNAMO_CONFIG:
-            continue
-        result = constant(value)
-        if result is not None:
-            found[target.attr.value] = result
-    return found
 
 
 def merge(configs: Iterable[Mapping[str, ConfigValue]]) -> dict[str, ConfigValue]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from torchlint.analysis.checker import FunctionKinds
 from torchlint.analysis.conditions import Condition
-from torchlint.analysis.dynamo_config import ConfigValue
 from torchlint.analysis.kind_vocabulary import TENSOR, annotation_kind
 from torchlint.analysis.member_kinds import MemberKinds
 from torchlint.analysis.regions import ANY_METHOD, FileGraph, Ref, arguments, is_factory
@@ -96,7 +95,6 @@ class FileOutline:
     disabled: frozenset[str] = frozenset()
     # `disable(recursive=False)`: not traced itself, what it calls is
     passes_through: frozenset[str] = frozenset()
-    dynamo_config: dict[str, ConfigValue] = field(default_factory=dict)
     # qualified name -> its parameters, for the kinds other files pass
     parameters: dict[str, ParameterNames] = field(default_factory=dict)
     # qualified name -> what its walk found of kinds (returns, calls and what they pass)
@@ -205,7 +203,6 @@ def outline_of(
         constructions=tuple(constructions),
         disabled=frozenset(function.qualname for function in graph.disabled),
         passes_through=frozenset(function.qualname for function in graph.passes_through),
-        dynamo_config=dict(summary.dynamo_config),
         parameters={function.qualname: _parameter_names(function) for function in summary.functions},
         kinds=dict(kinds),
         breaking=dict(breaking),

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.parse.cst_walk import walk
-from torchlint.analysis.dynamo_config import collect_dynamo_config
 from torchlint.analysis.scopes import Scope, ScopeKind, dotted_name, lookup_scope, package_of, qualified_name
 
 # What Python names a lambda. A lambda assigned to a name in a module or class body takes
@@ -109,11 +108,6 @@ class FileSummary:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     # every call with the scope it is in, for finding `torch.compile(...)` sites
     calls: list[tuple[cst.Call, Scope, FunctionInfo | None]] = field(default_factory=list)
-    # `<expr>.<attr> = <value>` outside `self.<attr>`, with its scope: config assignments
-    attribute_assignments: list[tuple[cst.Attribute, cst.BaseExpression, Scope]] = field(default_factory=list)
-    # `torch._dynamo.config.<name> = <constant>` in this file; when the file is linted with
-    # its project, the engine puts the whole project's assignments here instead.
-    dynamo_config: dict[str, bool | int | str] = field(default_factory=dict)
     # id of a lambda node -> its function, for the lambdas that are functions of their own
     lambdas: dict[int, FunctionInfo] = field(default_factory=dict)
     # (id of the scope that binds it, name) -> function
@@ -282,9 +276,6 @@ class _Summarizer:
             if single and value is not None:
                 scope.assignments[target.value] = value
             return
-        if isinstance(target, cst.Attribute) and value is not None and not self._is_self(target.value, function):
-            self.summary.attribute_assignments.append((target, value, scope))
-            return
         if (
             isinstance(target, cst.Attribute)
             and function is not None
@@ -404,5 +395,4 @@ def summarize(module: cst.Module, module_name: str = "", is_package: bool = Fals
     _Summarizer(summary).scan(module, scope, None, None, "")
     summary.functions_by_scope = {(id(function.enclosing), function.name): function for function in summary.functions}
     _method_aliases(summary)
-    summary.dynamo_config = collect_dynamo_config(summary.attribute_assignments)
     return summary

@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 
-from torchlint.analysis.dynamo_config import merge
 from torchlint.analysis.outline import ClassName, FileOutline, OutlineEntry, Target
 from torchlint.analysis.regions import (
     ANY_METHOD,
@@ -50,14 +49,8 @@ _MAX_ALIAS_DEPTH = 8  # re-exports of re-exports; cycles must end
 
 
 class ProjectIndex:
-    def __init__(
-        self,
-        outlines: Iterable[FileOutline],
-        display: Callable[[str], str] = str,
-        dynamo_config: dict[str, bool | int | str] | None = None,
-    ) -> None:
-        """``display`` names files in reasons; ``dynamo_config`` is the project's, when
-        already collected (else merged from the outlines)."""
+    def __init__(self, outlines: Iterable[FileOutline], display: Callable[[str], str] = str) -> None:
+        """``display`` names files in reasons."""
         self.files: dict[str, FileOutline] = {o.path: o for o in sorted(outlines, key=lambda o: o.path)}
         self.display = display
         self.modules: dict[str, str] = {}
@@ -72,9 +65,6 @@ class ProjectIndex:
                     continue
                 suffixes[suffix] = path if suffix not in suffixes else None
         self._suffixes = {name: path for name, path in suffixes.items() if path is not None}
-        if dynamo_config is None:
-            dynamo_config = merge(o.dynamo_config for o in self.files.values())
-        self.dynamo_config = dynamo_config
         # files the text test skipped that compiled code leads into: parse them and rebuild
         self.unparsed_needed: set[str] = set()
         # classes whose constructions decide what compiled code calls (it calls an object
