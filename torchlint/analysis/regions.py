@@ -26,7 +26,7 @@ import re
 import sys
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypeGuard, TypeVar
 
 import libcst as cst
@@ -211,15 +211,6 @@ class Entry:
     fullgraph: bool = False
     # For a presumed forward: its class (the project decides whether it is a module).
     module_class: ClassInfo | None = None
-
-
-@dataclass
-class Regions:
-    # compiled function -> the reason, for `--show-regions` and messages
-    compiled: dict[FunctionInfo, str] = field(default_factory=dict)
-    disabled: set[FunctionInfo] = field(default_factory=set)
-    # compiled functions every one of whose entry points compiles with fullgraph=True
-    fullgraph: set[FunctionInfo] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

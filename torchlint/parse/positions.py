@@ -127,20 +127,8 @@ def parse(text: str) -> Parsed:
     moves every offset after it. It parses a copy without those form feeds (and what
     precedes them on their line) instead; the rows stay, and their columns are shifted back.
     """
-    global _last_parsed
-    last = _last_parsed
-    if last is not None and last[0] == text:
-        return last[1]
     copy, shifts = _without_form_feed_indents(text)
-    parsed = Parsed(parse_module(copy), LineIndex(copy, shifts), copy)
-    _last_parsed = (text, parsed)
-    return parsed
-
-
-# The last text parsed and its tree (trees never change): a file outlined and then linted
-# with what its project tells it, one step after the other, is parsed once. Only the last
-# is kept, as a whole project's trees would not fit in memory.
-_last_parsed: tuple[str, Parsed] | None = None
+    return Parsed(parse_module(copy), LineIndex(copy, shifts), copy)
 
 
 def _without_form_feed_indents(text: str) -> tuple[str, dict[int, int]]:

@@ -79,7 +79,6 @@ class ProjectIndex:
         self._optional_key_classes: dict[ClassKey, bool] = {}
         self._constructions: dict[tuple[ClassKey, str], list[tuple[str, ClassName, str]]] | None = None
         self._edges: dict[Node, list[tuple[Node, str]]] = {}
-        self._solved = False
 
     # Names ----------------------------------------------------------------------
 
@@ -416,7 +415,6 @@ class ProjectIndex:
             ((node, reason) for node, reason, _, _ in entries), self.edges, blocked, self._reason, passes_through
         )
         self.fullgraph = fullgraph_only([(node, explicit, fg) for node, _, explicit, fg in entries], self.edges, blocked)
-        self._solved = True
 
     def _reason(self, how: str, source: Node, target: Node) -> str:
         reason = f"{how} {self._dotted(source)}"
