@@ -262,7 +262,7 @@ class LintContext:
         if env is None or id(call) in self.ruled_out.inside:
             return
         assert function is not None  # the kinds are those of the function walked
-        targets = tuple(
+        targets: tuple[Target, ...] = tuple(
             target.qualname if isinstance(target, FunctionInfo) else target
             for target, _ in self.call_index.callees(call.func, function)
         )

@@ -65,7 +65,7 @@ class ExpressionKinds:
     is_data_sized: Callable[[cst.BaseExpression], bool]
 
     def kind_of(self, node: cst.BaseExpression) -> Kind:
-        method = getattr(self, f"_kind_{type(node).__name__}", None)
+        method: Callable[[cst.BaseExpression], Kind] | None = getattr(self, f"_kind_{type(node).__name__}", None)
         return method(node) if method is not None else UNKNOWN
 
     def _kind_Name(self, node: cst.Name) -> Kind:

@@ -11,7 +11,7 @@ the compiled-region graph follows no call made there, so the two never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -109,7 +109,11 @@ class GuardEvaluator:
 
 def always_exits(body: cst.BaseSuite) -> bool:
     """Whether a block ends in `return` or `raise` on every path through its last statement."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    statements: Sequence[cst.BaseStatement | cst.BaseSuite]
+    if isinstance(body, cst.IndentedBlock):
+        statements = body.body
+    else:
+        statements = [body]
     if not statements:
         return False
     last = statements[-1]

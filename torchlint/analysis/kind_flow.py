@@ -133,7 +133,7 @@ class KindEnv(ExpressionKinds, ShapeFacts):
                     merged[name] = base if up is ABSENT else up
                     continue
 
-                def differs(holding: frozenset[Fact], name: str = name, up: Kind = up) -> bool:
+                def differs(holding: frozenset[Fact], name: str = name, up: Kind | Absent = up) -> bool:
                     world.start(holding)
                     self._bound = {}
                     bind()

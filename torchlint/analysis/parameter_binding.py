@@ -99,7 +99,8 @@ def bind_parameters(function: FunctionInfo, owner: ClassInfo | None, summary: Fi
         else:
             unannotated.add(name)
             kinds[name] = UNKNOWN
-    unannotated.discard(self_name)
+    if self_name is not None:
+        unannotated.discard(self_name)
     evidence = _parameter_evidence(node, unannotated, function.enclosing) if unannotated else set()
     for name in evidence:
         kinds[name] = TENSOR

@@ -77,7 +77,7 @@ class JournaledDict(dict[str, _V]):
         self.tag = journal.add(self)
 
     def __setitem__(self, key: str, value: _V) -> None:
-        self.journal.record(self.tag, key, dict.get(self, key, ABSENT))
+        self.journal.record(self.tag, key, self.get(key, ABSENT))
         dict.__setitem__(self, key, value)
 
     @overload
@@ -101,7 +101,7 @@ class JournaledDict(dict[str, _V]):
             self[key] = value
 
     def held(self, key: str) -> _V | Absent:
-        return dict.get(self, key, ABSENT)
+        return self.get(key, ABSENT)
 
     def left_by(self, outcomes: Iterable[Changes], key: str) -> list[_V | Absent]:
         """What each of ``outcomes`` left for ``key``."""
@@ -130,7 +130,7 @@ class JournaledSet(set[str]):
         set.add(self, key)
 
     # set.discard takes any object; this set holds names, and its journal keys on them.
-    def discard(self, key: str) -> None:  # type: ignore[override]
+    def discard(self, key: str) -> None:  # type: ignore[override, unused-ignore]
         self.journal.record(self.tag, key, key in self)
         set.discard(self, key)
 

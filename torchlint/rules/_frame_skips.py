@@ -174,7 +174,11 @@ def loops_and_their_breaks(
             elements = _element_calls(loop, caller, ctx)
             for call in _own_nodes(loop.body, (cst.Call,)):
                 target = elements.get(call.func.value) if isinstance(call.func, cst.Name) else None
-                targets = [target] if target is not None else [t for t, _ in ctx.call_index.callees(call.func, caller)]
+                targets: list[FunctionInfo | Ref]
+                if target is not None:
+                    targets = [target]
+                else:
+                    targets = [t for t, _ in ctx.call_index.callees(call.func, caller)]
                 for found in targets:
                     if isinstance(found, FunctionInfo) and found is not caller:
                         met.extend(

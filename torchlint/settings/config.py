@@ -107,9 +107,9 @@ def _boolean(value: Any, key: str, where: str) -> bool:
 
 
 def _byte_count(value: Any, key: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{where}: `{key}` must be a number of bytes (a whole number above 0)")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise ConfigError(f"{where}: `{key}` must be a number of bytes (a whole number above 0)")
 
 
 def _one_of(value: Any, key: str, where: str, allowed: tuple[str, ...]) -> str:
@@ -158,7 +158,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except SourceError as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+        return table
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8: {exc.reason} at offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
