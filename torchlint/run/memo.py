@@ -79,12 +79,11 @@ def _per_file(path: str, work: Callable[[], _T]) -> _T | FileError:
 
 @dataclass
 class Analysed:
-    """A file's analysis, or why there is none; its text where a reporter shows excerpts."""
+    """A file's analysis, or why there is none."""
 
     path: str
     analysis: FileAnalysis | None = None
     error: FileError | None = None
-    source: str | None = None
     # what its text tells the project before any file is analysed, read from the same text
     hints: FileHints = field(default_factory=FileHints)
 
@@ -94,7 +93,7 @@ class Analysed:
 Item = tuple[Path, Settings, "CompileProfile | None", "str | None", bool]
 
 
-def _analyze_batch(batch: list[Item], keep_source: bool, rows: bool) -> list[tuple[Analysed, str | None]]:
+def _analyze_batch(batch: list[Item], rows: bool) -> list[tuple[Analysed, str | None]]:
     found = []
     for path, settings, profile, text, parse_always in batch:
         source, content = read_text(path, text, settings)
@@ -107,8 +106,7 @@ def _analyze_batch(batch: list[Item], keep_source: bool, rows: bool) -> list[tup
         if isinstance(analysis, FileError):
             found.append((Analysed(str(path), error=analysis), content))
         else:
-            kept = source if keep_source else None
-            found.append((Analysed(str(path), analysis, source=kept, hints=_hints_of(str(path), source)), content))
+            found.append((Analysed(str(path), analysis, hints=_hints_of(str(path), source)), content))
     return found
 
 
@@ -164,6 +162,15 @@ class Memo:
         self.changed: set[str] = set()
         # files whose worker died on them: reported, and nothing of the run is kept
         self.died: set[str] = set()
+
+    def source(self, path: Path, settings: Settings) -> str | None:
+        """The text a file's findings were made in, read again for the reporters (a run keeps
+        no file's text); None where the file no longer holds it: it changed during the run."""
+        text, read = read_text(path, self.texts.get(str(path)), settings)
+        if isinstance(text, FileError) or read != self.content(path):
+            self.changed.add(str(path))
+            return None
+        return text
 
     def content(self, path: Path) -> str | None:
         """A hash of the file's bytes; None when it cannot be read (never cached)."""
@@ -231,12 +238,12 @@ class Memo:
                 self.cache.put(keys[i], value)
         return found
 
-    def analyze(self, items: list[Item], keep_source: bool, rows: bool) -> list[Analysed]:
+    def analyze(self, items: list[Item], rows: bool) -> list[Analysed]:
         keys = [
-            self.key("analysis", path, settings, profile, parse_always, keep_source, rows)
+            self.key("analysis", path, settings, profile, parse_always, rows)
             for path, settings, profile, _, parse_always in items
         ]
-        return self.map(_analyze_batch, items, keys, keep_source, rows)
+        return self.map(_analyze_batch, items, keys, rows)
 
     def hints(self, items: list[Item]) -> list[FileHints]:
         keys = [self.key("hints", path, settings) for path, settings, *_ in items]

@@ -54,11 +54,11 @@ class ProjectRun:
     the solve takes its outline in."""
 
     def __init__(
-        self, work: list[tuple[Path, Settings]], memo: Memo, keep_sources: set[str], rows: bool = False
+        self, work: list[tuple[Path, Settings]], memo: Memo, keep_sources: bool, rows: bool = False
     ) -> None:
         self.work = {str(path): (path, settings) for path, settings in work}
         self.memo = memo
-        # the files whose text is kept for the reporters: those reported, never the whole project
+        # whether the reporters show excerpts: the text of a file with findings is read again
         self.keep_sources = keep_sources
         self.rows = rows
         ordered = sorted(self.work)
@@ -83,15 +83,13 @@ class ProjectRun:
         self._kept: dict[str, list[Diagnostic]] = {}
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
-        for keep in (True, False):
-            some = [path for path in paths if (path in self.keep_sources) is keep]
-            items = [
-                (file, settings, self.profile(settings), self.memo.texts.get(path), parse_always)
-                for path in some
-                for file, settings in (self.work[path],)
-            ]
-            for path, analysed in zip(some, self.memo.analyze(items, keep, self.rows)):
-                self.analysed[path] = analysed
+        items = [
+            (file, settings, self.profile(settings), self.memo.texts.get(path), parse_always)
+            for path in paths
+            for file, settings in (self.work[path],)
+        ]
+        for path, analysed in zip(paths, self.memo.analyze(items, self.rows)):
+            self.analysed[path] = analysed
 
     def _outlines(self):
         return [a.analysis.outline for a in self.analysed.values() if a.analysis is not None]
@@ -126,7 +124,8 @@ class ProjectRun:
         if analysed.analysis is None:
             return FileResult(path, errors=[analysed.error], content=content)
         diagnostics = selected(self.kept(path), path, self.work[path][1])
-        source = analysed.source if diagnostics else None
+        file, settings = self.work[path]
+        source = self.memo.source(file, settings) if diagnostics and self.keep_sources else None
         return FileResult(path, diagnostics, source=source, content=content)
 
     def regions(self, path: str) -> list[RegionLine] | FileError | Diagnostic:

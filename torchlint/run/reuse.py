@@ -70,21 +70,8 @@ class ReusedRun:
         if isinstance(outcome, FileError):
             return FileResult(path, errors=[outcome], content=content)
         diagnostics = selected(outcome, path, settings)
-        source = self._source(path) if diagnostics and self.keep_sources else None
+        source = self.memo.source(file, settings) if diagnostics and self.keep_sources else None
         return FileResult(path, diagnostics, source=source, content=content)
-
-    def _source(self, path: str) -> str | None:
-        """The text the findings were made in, for excerpts and fixes; a file that no longer
-        holds it changed during the run."""
-        analysed = self.fresh.get(path)
-        if analysed is not None:
-            return analysed.source
-        file, settings = self.work[path]
-        text, read = read_text(file, self.memo.texts.get(path), settings)
-        if isinstance(text, FileError) or read != self.memo.content(file):
-            self.memo.changed.add(path)
-            return None
-        return text
 
     def solved(self) -> SolvedProject:
         """The last solve, with the changed files as they are now."""
@@ -123,7 +110,7 @@ def reuse(
         for path in changed
         for file, settings in (files[path],)
     ]
-    fresh = dict(zip(changed, memo.analyze(items, keep_sources, rows=False)))
+    fresh = dict(zip(changed, memo.analyze(items, rows=False)))
     hints = {path: analysed.hints for path, analysed in fresh.items()}
     if project_hints(hints.get(path, solved.files[path].hints) for path in sorted(files)) != solved.hints:
         return None

@@ -146,7 +146,7 @@ def _project(
     if not rows and record is not None and record.solved is not None:
         project = reuse(everything, memo, record.solved, keep_sources)
     if project is None:
-        project = ProjectRun(everything, memo, {str(path) for path, _ in work} if keep_sources else set(), rows)
+        project = ProjectRun(everything, memo, keep_sources, rows)
         _keep_record(memo, project, record, listing)
         # Every file's entries were used: the others are of contents gone since.
         cache.save(keep_only_used=True)
