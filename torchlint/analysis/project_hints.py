@@ -56,7 +56,11 @@ def file_hints(text: str) -> FileHints:
         dynamo_config_of(text),
         _disabled_names(text) if "disable" in text else frozenset(),
         tuple((match.group(1), _base_names(match.group(2))) for match in _CLASS_HEADER.finditer(text)),
-        frozenset((match.group(1), match.group(2)) for match in _ALIAS.finditer(text)) if " as " in text else frozenset(),
+        frozenset(
+            (match.group(1), match.group(2)) for match in _ALIAS.finditer(text) if match.group(1) != match.group(2)
+        )
+        if " as " in text
+        else frozenset(),
     )
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from torchlint.analysis.project_hints import FileHints, file_hints
 from torchlint.analysis.engine import FileAnalysis, ParserLimit, analyze_text
+from torchlint.analysis.project_hints import FileHints, file_hints
 from torchlint.files.source import SourceError, decode_source, read_bytes
 from torchlint.parse.deep_stack import run_with_deep_stack
 from torchlint.report.diagnostic import FileError

@@ -6,10 +6,10 @@ solution; and what the next run needs to answer a changed file without solving a
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable
 from pathlib import Path
 
+from torchlint.analysis.pickled import dumps
 from torchlint.analysis.project_hints import ProjectHints, project_hints
 from torchlint.analysis.regions import RegionLine
 from torchlint.analysis.stable_digest import digest
@@ -39,10 +39,6 @@ class Profiles:
 
 def mentions(text: str, names: set[str] | frozenset[str]) -> bool:
     return any(name in text for name in names)
-
-
-def dumps(value: object) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class ProjectRun:
@@ -155,7 +151,7 @@ class ProjectRun:
             answers_key = digest("answers", path, interface, solve)
             self.memo.cache.put(answers_key, answers)
             files[path] = SolvedFile(
-                inputs, interface, path in self.parsed_on_demand, self.hints[path], answers_key, dumps(outcome)
+                inputs, interface, path in self.parsed_on_demand, dumps(self.hints[path]), answers_key, dumps(outcome)
             )
         index = self.solution.index
         return SolvedProject(

@@ -10,22 +10,17 @@ answered from the facts kept for it. Anything else (a file added or removed, ano
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import replace
 from pathlib import Path
 
+from torchlint.analysis.pickled import dumps, trusted_loads
 from torchlint.analysis.project_hints import FileHints, project_hints
 from torchlint.project.resolve import kept, selected
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.analysis.pickled import trusted_loads
 from torchlint.run.memo import Analysed, Memo, read_text
 from torchlint.run.project_run import Profiles, mentions
 from torchlint.run.run_record import SolvedFile, SolvedProject
 from torchlint.settings.config import Settings
-
-
-def _dumps(value: object) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class ReusedRun:
@@ -81,7 +76,7 @@ class ReusedRun:
             inputs = self.memo.inputs(file, settings)
             assert inputs is not None  # analysed from bytes it read
             files[path] = replace(
-                files[path], inputs=inputs, hints=self.hints[path], outcome=_dumps(self._outcome(path))
+                files[path], inputs=inputs, pickled_hints=dumps(self.hints[path]), outcome=dumps(self._outcome(path))
             )
         return replace(self.stored, files=files)
 
@@ -112,7 +107,10 @@ def reuse(
     ]
     fresh = dict(zip(changed, memo.analyze(items, rows=False)))
     hints = {path: analysed.hints for path, analysed in fresh.items()}
-    if project_hints(hints.get(path, solved.files[path].hints) for path in sorted(files)) != solved.hints:
+    if any(hints[path] != solved.files[path].hints for path in changed) and (
+        project_hints(hints[path] if path in hints else solved.files[path].hints for path in sorted(files))
+        != solved.hints
+    ):
         return None
     for path, analysed in fresh.items():
         if not _same_interface(path, analysed, solved.files[path], solved, memo, files[path]):

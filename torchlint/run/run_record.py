@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchlint.analysis.pickled import trusted_loads
 from torchlint.analysis.project_hints import FileHints, ProjectHints
 from torchlint.files.project_files import Listing, Stamp, stamp_of, trusted_stamp
 
@@ -34,11 +35,18 @@ class SolvedFile:
     inputs: str  # a digest of what its analysis read: its content and settings
     interface: str  # what the solve read of the analysis (`FileAnalysis.interface`)
     parse_always: bool  # parsed because the solve needed it, whatever the text test says
-    hints: FileHints  # what its text tells the project before any file is analysed
+    # pickled FileHints: what its text tells the project before any file is analysed (read
+    # only for the files a run changed, so the record loads without building them all)
+    pickled_hints: bytes
     # the cache entry of {Fact: bool}: the project's answer to each fact its findings ask
     answers: str
     # pickled: its findings kept after `noqa` (a list of Diagnostic), or why it has none (FileError)
     outcome: bytes
+
+    @property
+    def hints(self) -> FileHints:
+        found = trusted_loads(self.pickled_hints)
+        return found if isinstance(found, FileHints) else FileHints()
 
 
 @dataclass(frozen=True)
