@@ -16,11 +16,18 @@ torch, so they are parsed only once compiled code is found to call into them).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from helpers import run_in_process
+from torchlint.files.discovery import discover
+from torchlint.run.cache import Cache
+from torchlint.run.memo import Memo
+from torchlint.run.project_run import ProjectRun
+from torchlint.run.workers import Workers
+from torchlint.settings.config import ConfigResolver
 
 LENGTH = 60
 LAST = LENGTH - 1
@@ -107,3 +114,22 @@ def test_naming_only_the_last_module_reports_the_same_finding(tmp_path: Path, im
 def test_naming_only_the_last_module_of_the_int_chain_reports_nothing(tmp_path: Path):
     write_chain(tmp_path, "3", imports_torch=False)
     assert found(tmp_path, f"pkg/m{LAST}.py") == []
+
+
+def test_a_chain_of_skipped_modules_is_parsed_at_once_not_one_solve_per_hop(tmp_path: Path):
+    # `m1` to `m59` never mention torch or `forward`: the text test skips them. The first solve
+    # finds compiled code calling into `m1`; `m1` and every skipped module it imports, however
+    # far down, are then parsed together, and the project is solved once more.
+    write_chain(tmp_path, "y", imports_torch=False)
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        resolver = ConfigResolver(cwd=tmp_path)
+        files = discover(["pkg"], resolver, force_exclude=False).files
+        with Workers(1) as workers:
+            memo = Memo(workers, Cache(None), {})
+            project = ProjectRun([(path, resolver.for_path(path)) for path in files], memo, keep_sources=False)
+    finally:
+        os.chdir(before)
+    assert project.solves == 2
+    assert len(project.parsed_on_demand) == LAST

@@ -27,6 +27,9 @@ from torchlint.analysis.dynamo_config import ConfigValue, dynamo_config_of, merg
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
 # `name as alias`: imports, and the `with`/`except` forms, which only add names
 _ALIAS = re.compile(r"\b([A-Za-z_]\w*)[ \t]+as[ \t]+([A-Za-z_]\w*)")
+# `from .module import a, b` (names in parentheses may span lines) and `import a.b, c as d`
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class FileHints:
     # each class header: its name and the last names of its bases
     classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     aliases: frozenset[tuple[str, str]] = frozenset()
+    # the modules it may import, as written (`.sibling`, `pkg.module`, `pkg.module.name`):
+    # where the solve finds it needs a file the text test skipped, the skipped files those
+    # import are parsed with it, not one solve later each
+    imports: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,25 @@ def file_hints(text: str) -> FileHints:
         )
         if " as " in text
         else frozenset(),
+        _imports(text) if "import" in text else frozenset(),
     )
+
+
+def _imports(text: str) -> frozenset[str]:
+    found = set()
+    for match in _FROM_IMPORT.finditer(text):
+        module = match.group(1)
+        found.add(module)
+        for name in _imported_names(match.group(2).strip("() \t")):
+            found.add(module + name if module.endswith(".") else f"{module}.{name}")
+    for match in _IMPORT.finditer(text):
+        found.update(_imported_names(match.group(1)))
+    return frozenset(found)
+
+
+def _imported_names(listed: str) -> list[str]:
+    """`a.b as c, d` -> [`a.b`, `d`]."""
+    return [part.split()[0] for part in listed.replace("\\", " ").split(",") if part.split()]
 
 
 def project_hints(files: Iterable[FileHints]) -> ProjectHints:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from torchlint.analysis.pickled import dumps
 from torchlint.analysis.project_hints import ProjectHints, project_hints
+from torchlint.analysis.scopes import absolute
 from torchlint.analysis.regions import RegionLine
 from torchlint.analysis.stable_digest import digest
 from torchlint.project.resolve import answers_of, kept, region_lines, selected
@@ -66,14 +67,19 @@ class ProjectRun:
         cwd = Path.cwd()
         self.display: Callable[[str], str] = lambda path: display_path(path, cwd)
         self.parsed_on_demand: set[str] = set()
+        # how many times the project was solved: once, or twice where the solve needs files
+        # the text test skipped (more only where those are not found through imports)
+        self.solves = 0
         while True:
             self.solution = Solution(self._outlines(), self.display)
+            self.solves += 1
             needed = (self.solution.index.unparsed_needed & self._unparsed()) | self._naming(
                 self.solution.index.constructions_needed
             )
             needed -= self.parsed_on_demand
             if not needed:
                 break
+            needed = self._with_imports(needed)
             self.parsed_on_demand |= needed
             self._analyze(sorted(needed), parse_always=True)
         self._kept: dict[str, list[Diagnostic]] = {}
@@ -92,6 +98,28 @@ class ProjectRun:
 
     def _unparsed(self) -> set[str]:
         return {path for path, a in self.analysed.items() if a.analysis is not None and not a.analysis.outline.parsed}
+
+    def _with_imports(self, needed: set[str]) -> set[str]:
+        """``needed`` and the skipped files they import, directly or through one another: code
+        the solve needs may call into them, and parsing them now spares a solve per hop."""
+        skipped = self._unparsed()
+        by_module = {
+            analysed.analysis.outline.module: path
+            for path, analysed in self.analysed.items()
+            if analysed.analysis is not None and path in skipped
+        }
+        found, todo = set(needed), list(needed)
+        while todo:
+            path = todo.pop()
+            analysis = self.analysed[path].analysis
+            package = analysis.outline.package if analysis is not None else ""
+            for written in self.hints[path].imports:
+                module = absolute(written, package)
+                target = by_module.get(module) if module is not None else None
+                if target is not None and target not in found:
+                    found.add(target)
+                    todo.append(target)
+        return found
 
     def _naming(self, names: set[str]) -> set[str]:
         """The files the text test skipped whose text mentions one of ``names``."""
