@@ -15,7 +15,7 @@ from torchlint.analysis.checker import FunctionKinds
 from torchlint.analysis.conditions import Condition
 from torchlint.analysis.kind_vocabulary import TENSOR, annotation_kind
 from torchlint.analysis.member_kinds import MemberKinds
-from torchlint.analysis.regions import ANY_METHOD, FileGraph, Ref, arguments, is_factory
+from torchlint.analysis.regions import ANY_METHOD, FileGraph, ModuleReason, Ref, arguments, is_factory
 from torchlint.analysis.scopes import absolute, package_of
 from torchlint.analysis.summary import ClassInfo, FileSummary, FunctionInfo
 from torchlint.analysis.typed_dicts import has_optional_keys
@@ -43,7 +43,7 @@ class ClassOutline:
     # method name -> the qualified name of the function it is (`forward = _impl` names another)
     methods: dict[str, str]
     # why this file alone shows it is an nn.Module, or None
-    module_reason: str | None
+    module_reason: ModuleReason | None
     # the parameters of its own __init__ that positional arguments fill, `self` left out
     init_params: tuple[str, ...] = ()
     # (attribute, __init__ parameter): `self.<attribute> = <parameter>` in __init__

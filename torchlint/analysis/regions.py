@@ -123,8 +123,16 @@ _COMMON_METHODS = frozenset(
 )
 
 
-# The reason of a class taken for an nn.Module because this file cannot see its bases.
-GUESSED_MODULE = "defines forward() and derives from"
+@dataclass(frozen=True, slots=True)
+class ModuleReason:
+    """Why a class is taken for an nn.Module subclass, as `--show-regions` says it."""
+
+    text: str
+    # taken for one because this file cannot see its bases (the project may know better)
+    guessed: bool = False
+
+    def __str__(self) -> str:
+        return self.text
 # Calls that take a function or class only to look at it, never calling it.
 _INSPECTING_CALLS = frozenset(
     f"builtins.{name}"
@@ -250,17 +258,15 @@ class _Index:
     an object kept from another file, a re-export) it hands on as a ``Ref``, which the
     project index resolves (`ProjectIndex._ref`)."""
 
-    def __init__(self, summary: FileSummary, module_classes: Mapping[str, str] = {}) -> None:
+    def __init__(self, summary: FileSummary) -> None:
         self.summary = summary
-        # classes the project index found to be nn.Modules through another file
-        self.module_classes = module_classes
         self.classes_by_scope: dict[tuple[int, str], ClassInfo] = {
             (id(info.enclosing), info.node.name.value): info for info in summary.classes.values()
         }
         self.functions_by_body = {id(function.scope): function for function in summary.functions}
         self._constructions: list[tuple[ClassInfo | str, cst.Call, Scope, FunctionInfo | None]] | None = None
         self._held: dict[tuple[ClassInfo, str], list[tuple[ClassInfo | str, str]]] = {}
-        self._module_reasons: dict[ClassInfo, str | None] = {}
+        self._module_reasons: dict[ClassInfo, ModuleReason | None] = {}
         self._foreign: dict[ClassInfo, bool] = {}
         self._subclasses: dict[ClassInfo, list[ClassInfo]] | None = None
 
@@ -355,33 +361,30 @@ class _Index:
             return Ref(CONSTRUCT, cls.qualname, local=True)  # __init__ may come from the other file
         return found
 
-    def module_reason(self, info: ClassInfo) -> str | None:
+    def module_reason(self, info: ClassInfo) -> ModuleReason | None:
         """Why ``info`` is taken for an ``nn.Module`` subclass, or None."""
         if info not in self._module_reasons:
             self._module_reasons[info] = self._module_reason(info, frozenset())
         return self._module_reasons[info]
 
-    def _module_reason(self, info: ClassInfo, seen: frozenset[ClassInfo]) -> str | None:
+    def _module_reason(self, info: ClassInfo, seen: frozenset[ClassInfo]) -> ModuleReason | None:
         if info in seen:
             return None
-        from_project = self.module_classes.get(info.qualname)
-        if from_project is not None:
-            return from_project or None  # "": the project knows every base, and none is a module
         for base in info.bases:
             local = self.local_class(base, info.enclosing)
             if local is not None:
                 if self._module_reason(local, seen | {info}) is not None:
-                    return f"subclass of {local.qualname}, an nn.Module"
+                    return ModuleReason(f"subclass of {local.qualname}, an nn.Module")
                 continue
             name = self.project_name(base, info.enclosing)
             if name is not None and (name == "torch.nn.Module" or name.startswith("torch.nn.")):
-                return f"subclass of {name}"
+                return ModuleReason(f"subclass of {name}")
         # A base from another package that we cannot see, directly or through a base here
         # (`LlamaModel(LlamaPreTrainedModel)`, `LlamaPreTrainedModel(PreTrainedModel)`), and
         # a `forward` of its own: nearly always an nn.Module in model code.
         unresolved = self._unseen_bases(info, seen)
         if unresolved and "forward" in info.methods and not unresolved[0].startswith("torch."):
-            return f"{GUESSED_MODULE} {unresolved[0]}"
+            return ModuleReason(f"defines forward() and derives from {unresolved[0]}", guessed=True)
         return None
 
     def _unseen_bases(self, info: ClassInfo, seen: frozenset[ClassInfo]) -> list[str]:
@@ -833,14 +836,13 @@ class FileGraph:
         self,
         summary: FileSummary,
         entry_points: tuple[str, ...] = (),
-        module_classes: Mapping[str, str] = {},
         guards: GuardEvaluator | None = None,
     ) -> None:
         """``guards``: the `is_compiling()`-style checks whose ruled-out branches add no
         edges (the built-in ones when not given)."""
         self.summary = summary
         self.entry_points = entry_points
-        self.index = _Index(summary, module_classes)
+        self.index = _Index(summary)
         self.guarded = GuardedFile(summary, guards if guards is not None else GuardEvaluator())
         self.disabled: set[FunctionInfo] = set()
         # `disable(recursive=False)`: the function runs eagerly, what it calls is compiled.

@@ -17,11 +17,11 @@ from torchlint.analysis.outline import ClassName, FileOutline, OutlineEntry, Tar
 from torchlint.analysis.regions import (
     ANY_METHOD,
     COMPILED,
-    GUESSED_MODULE,
     CONSTRUCT,
     HELD,
     INSTANCE,
     METHOD,
+    ModuleReason,
     NAME,
     OVERRIDES,
     SUPER,
@@ -70,7 +70,7 @@ class ProjectIndex:
         # classes whose constructions decide what compiled code calls (it calls an object
         # they keep): files the text test skipped that name one must be parsed too
         self.constructions_needed: set[str] = set()
-        self._module_reasons: dict[ClassKey, str | None] = {}
+        self._module_reasons: dict[ClassKey, ModuleReason | None] = {}
         self._through_stars: dict[tuple[str, tuple[str, ...]], tuple[str, str, str] | None] = {}
         self._methods_by_name: dict[str, list[tuple[Node, str]]] | None = None
         self._classes_by_base_name: dict[str, list[ClassKey]] | None = None
@@ -155,7 +155,7 @@ class ProjectIndex:
                 found.append(base)
         return found
 
-    def module_reason(self, key: ClassKey, _seen: frozenset[ClassKey] = frozenset()) -> str | None:
+    def module_reason(self, key: ClassKey, _seen: frozenset[ClassKey] = frozenset()) -> ModuleReason | None:
         """Why a class is an nn.Module, its bases in other files included."""
         if key in self._module_reasons:
             return self._module_reasons[key]
@@ -163,14 +163,16 @@ class ProjectIndex:
             return None
         path, qualname = key
         own = self.files[path].classes[qualname].module_reason
-        reason = own if own is not None and not own.startswith(GUESSED_MODULE) else None
+        reason = own if own is not None and not own.guessed else None
         if reason is None:
             for base in self._bases(key):
                 if self.module_reason(base, _seen | {key}) is not None:
                     if base[0] == path:
-                        reason = f"subclass of {base[1]}, an nn.Module"
+                        reason = ModuleReason(f"subclass of {base[1]}, an nn.Module")
                     else:
-                        reason = f"subclass of {self._dotted(base)}, an nn.Module in {self.display(base[0])}"
+                        reason = ModuleReason(
+                            f"subclass of {self._dotted(base)}, an nn.Module in {self.display(base[0])}"
+                        )
                     break
         if reason is None and own is not None and not self._plain_bases_only(key, _seen):
             reason = own  # a base the project cannot see: the file's guess stands
