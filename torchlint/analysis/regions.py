@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypeGuard, TypeVar
 
