@@ -20,6 +20,7 @@ from torchlint.analysis.checker import Checker
 from torchlint.analysis.conditions import TRUE, Condition, Fact, Fullgraph, any_of
 from torchlint.analysis.guards import GuardEvaluator
 from torchlint.analysis.pickled import dumps, trusted_loads
+from torchlint.analysis.project_hints import may_be_parsed
 from torchlint.analysis.outline import FileOutline, outline_of, unparsed_outline
 from torchlint.analysis.regions import FileGraph
 from torchlint.analysis.scopes import package_of
@@ -158,7 +159,7 @@ def _checker(guard_functions: tuple[str, ...], torch_version: tuple[int, int] | 
 
 def may_hold_compiled_code(text: str, settings: Settings) -> bool:
     """A cheap text test: no torch, no `forward`, no entry points -> nothing to trace."""
-    return bool(settings.entry_points) or "torch" in text or "forward" in text
+    return bool(settings.entry_points) or may_be_parsed(text)
 
 
 class ParserLimit(Exception):

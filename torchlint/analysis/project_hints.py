@@ -42,9 +42,10 @@ class FileHints:
     # each class header: its name and the last names of its bases
     classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     aliases: frozenset[tuple[str, str]] = frozenset()
-    # the modules it may import, as written (`.sibling`, `pkg.module`, `pkg.module.name`):
-    # where the solve finds it needs a file the text test skipped, the skipped files those
-    # import are parsed with it, not one solve later each
+    # the modules a file the text test skips may import, as written (`.sibling`,
+    # `pkg.module`, `pkg.module.name`): where the solve finds it needs such a file, the
+    # skipped files it imports are parsed with it, not one solve later each. Only skipped
+    # files need them: every other file is parsed and outlined anyway.
     imports: frozenset[str] = frozenset()
 
 
@@ -68,8 +69,14 @@ def file_hints(text: str) -> FileHints:
         )
         if " as " in text
         else frozenset(),
-        _imports(text) if "import" in text else frozenset(),
+        _imports(text) if "import" in text and not may_be_parsed(text) else frozenset(),
     )
+
+
+def may_be_parsed(text: str) -> bool:
+    """The text test: a file that never mentions torch or `forward` holds nothing to trace
+    (unless entry points are configured, or compiled code elsewhere calls into it)."""
+    return "torch" in text or "forward" in text
 
 
 def _imports(text: str) -> frozenset[str]:
