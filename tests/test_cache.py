@@ -213,13 +213,7 @@ def _parsing_counted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SharedL
 
 
 def _check_named(pkg: Path, named: str, cache: Cache) -> list:
-    resolver = ConfigResolver()
-    files = sorted((pkg / "pkg").glob("*.py"))
-    work = [(path, resolver.for_path(path)) for path in files if path.name == named]
-    context = [(path, resolver.for_path(path)) for path in files if path.name != named]
-    found = check_files(work, context=context, cache=cache)
-    cache.save()
-    return [(d.location.row, d.code) for result in found for d in result.diagnostics]
+    return [(row, code) for _, row, code in _named_run(pkg, named, cache)]
 
 
 def test_one_edited_file_is_the_only_file_parsed_again(pkg: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -112,9 +112,9 @@ class ProjectRun:
         while todo:
             path = todo.pop()
             analysis = self.analysed[path].analysis
-            package = analysis.outline.package if analysis is not None else ""
+            assert analysis is not None  # a skipped file: outlined, not parsed
             for written in self.hints[path].imports:
-                module = absolute(written, package)
+                module = absolute(written, analysis.outline.package)
                 target = by_module.get(module) if module is not None else None
                 if target is not None and target not in found:
                     found.add(target)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from torchlint.analysis.pickled import dumps, trusted_loads
-from torchlint.analysis.project_hints import FileHints, project_hints
+from torchlint.analysis.project_hints import project_hints
 from torchlint.project.resolve import kept, selected
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.run.memo import Analysed, Memo, read_text
@@ -33,7 +33,6 @@ class ReusedRun:
         solved: SolvedProject,
         fresh: dict[str, Analysed],
         answers: dict[str, dict],
-        hints: dict[str, FileHints],
         keep_sources: bool,
     ) -> None:
         self.answers = answers
@@ -42,7 +41,6 @@ class ReusedRun:
         self.memo = memo
         self.stored = solved
         self.fresh = fresh
-        self.hints = hints
         self._kept: dict[str, list[Diagnostic] | FileError] = {}
 
     def _outcome(self, path: str) -> list[Diagnostic] | FileError:
@@ -76,7 +74,7 @@ class ReusedRun:
             inputs = self.memo.inputs(file, settings)
             assert inputs is not None  # analysed from bytes it read
             files[path] = replace(
-                files[path], inputs=inputs, pickled_hints=dumps(self.hints[path]), outcome=dumps(self._outcome(path))
+                files[path], inputs=inputs, pickled_hints=dumps(self.fresh[path].hints), outcome=dumps(self._outcome(path))
             )
         return replace(self.stored, files=files)
 
@@ -96,7 +94,7 @@ def reuse(
         if inputs != solved.files[path].inputs:
             changed.append(path)
     if not changed:
-        return ReusedRun(files, memo, solved, {}, {}, {}, keep_sources)
+        return ReusedRun(files, memo, solved, {}, {}, keep_sources)
     # Analysed under the project's hints as they were: where a changed file changes them
     # (its `torch._dynamo.config`, a disabled function's name), the project is solved again.
     profile = Profiles(solved.hints)
@@ -106,9 +104,8 @@ def reuse(
         for file, settings in (files[path],)
     ]
     fresh = dict(zip(changed, memo.analyze(items, rows=False)))
-    hints = {path: analysed.hints for path, analysed in fresh.items()}
-    if any(hints[path] != solved.files[path].hints for path in changed) and (
-        project_hints(hints[path] if path in hints else solved.files[path].hints for path in sorted(files))
+    if any(fresh[path].hints != solved.files[path].hints for path in changed) and (
+        project_hints(fresh[path].hints if path in fresh else solved.files[path].hints for path in sorted(files))
         != solved.hints
     ):
         return None
@@ -118,7 +115,7 @@ def reuse(
     kept_answers = memo.cache.get_many([solved.files[path].answers for path in changed])
     if not all(isinstance(found, dict) for found in kept_answers):
         return None  # removed from the cache since
-    return ReusedRun(files, memo, solved, fresh, dict(zip(changed, kept_answers)), hints, keep_sources)
+    return ReusedRun(files, memo, solved, fresh, dict(zip(changed, kept_answers)), keep_sources)
 
 
 def _same_interface(

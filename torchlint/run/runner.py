@@ -145,13 +145,13 @@ def _project(
     project: ProjectRun | ReusedRun | None = None
     if not rows and record is not None and record.solved is not None:
         project = reuse(everything, memo, record.solved, keep_sources)
+    solved_whole = project is None
     if project is None:
         project = ProjectRun(everything, memo, keep_sources, rows)
-        _keep_record(memo, project, record, listing)
+    _keep_record(memo, project, record, listing)
+    if solved_whole:
         # Every file's entries were used: the others are of contents gone since.
         cache.save(keep_only_used=True)
-    else:
-        _keep_record(memo, project, record, listing)
     return project, memo
 
 
@@ -167,9 +167,7 @@ def _keep_record(memo: Memo, project: ProjectRun | ReusedRun, stored: RunRecord 
         if record is None:
             return  # a file that could not be read is read again next time
         files[path] = record
-    if isinstance(project, ReusedRun):
-        solved = project.solved()
-    elif not project.rows:
+    if isinstance(project, ReusedRun) or not project.rows:
         solved = project.solved()
     else:
         solved = stored.solved if stored is not None else None  # `--show-regions` keeps the last
