@@ -89,10 +89,6 @@ class FileAnalysis:
     def pending(self) -> list[PendingDiagnostic]:
         return self.unpacked()[0]
 
-    @property
-    def directives(self) -> list[Directive]:
-        return self.unpacked()[1]
-
     def unpacked(self) -> tuple[list[PendingDiagnostic], list[Directive]]:
         """The findings and the `noqa` comments, read from their pickle (each call reads it)."""
         found = trusted_loads(self.findings)

@@ -26,11 +26,7 @@ def dumps(value: object) -> bytes:
 
 def trusted_loads(data: bytes) -> Any | None:
     """What ``data`` holds, or None where it is damaged or names anything but torchlint's own."""
-    return trusted_load(io.BytesIO(data))
-
-
-def trusted_load(data: bytes | io.BytesIO) -> Any | None:
     try:
-        return _TrustedUnpickler(data if isinstance(data, io.BytesIO) else io.BytesIO(data)).load()
+        return _TrustedUnpickler(io.BytesIO(data)).load()
     except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
         return None

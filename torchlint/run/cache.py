@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torchlint
-from torchlint.analysis.pickled import trusted_load
+from torchlint.analysis.pickled import dumps, trusted_loads
 from torchlint.analysis.stable_digest import digest
 from torchlint.run.cache_files import is_regular, open_folder, open_subfolder, read_regular, replaced
 from torchlint.settings.profile import distribution_version, installed_torch_version
@@ -220,11 +220,11 @@ def _load_file(folder: int, name: str) -> Any | None:
     except OSError:
         return None
     body = _checked_body(data)
-    return trusted_load(body.tobytes()) if body is not None else None
+    return trusted_loads(body.tobytes()) if body is not None else None
 
 
 def _write_file(folder: int, name: str, value: object) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    data = dumps(value)
     with replaced(folder, name) as stream:
         stream.write(_MAGIC)
         stream.write(data)
