@@ -13,7 +13,8 @@ FAMILIES = {
     "TL3": "tensor to Python conversions",
     "TL4": "dynamic output shapes",
     "TL5": "calls Dynamo skips or cannot trace",
-    "TL6": "costly breaks and recompiles",
+    "TL6": "costly breaks",
+    "TL7": "recompile hazards",
     "TL9": "torchlint",
 }
 
@@ -65,6 +66,9 @@ class Rule:
     # installed torch) picks the rules that run.
     since: ClassVar[tuple[int, int] | None] = None
     until: ClassVar[tuple[int, int] | None] = None
+    # The backends under which the hazard shows (TL7xx): a rule for what only inductor
+    # specializes says ("inductor",), and its page's examples run under inductor.
+    backends: ClassVar[tuple[str, ...]] = ("eager", "inductor")
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
     # The rule's cases, each a small module (dedented before it is linted): `invalid` ones
