@@ -522,6 +522,7 @@ def _verify_progress(on_terminal: bool) -> Callable[[int, int, str], None]:
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Configuration for the static findings.")
 @click.option("--fix", is_flag=True, help="Apply the fixes to a temporary copy, run the targets again, and report breaks before and after and any output that changed.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: apply unsafe fixes too.")
+@click.option("--recompiles", is_flag=True, help="Make every call of each target and compare Dynamo's recompiles (and silently wrong or never compiled code) with the TL7xx findings.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
 def verify_command(
@@ -537,6 +538,7 @@ def verify_command(
     config_path: Path | None,
     fix: bool,
     unsafe_fixes: bool,
+    recompiles: bool,
     quiet: bool,
 ) -> None:
     """Run targets through TorchDynamo and compare its graph breaks with torchlint's findings.
@@ -544,12 +546,15 @@ def verify_command(
     PATHS_OR_TARGETS are files or folders with a torchlint_targets() function, or
     `file.py::name` for one target. Exit 0 when annotations, static findings and Dynamo
     agree, 1 when they do not, 2 on errors. With --fix: exit 1 when a fix changed an
-    output or made a target fail, 2 when a target failed before any fix.
+    output or made a target fail, 2 when a target failed before any fix. With --recompiles:
+    the same exit codes, for recompiles against the TL7xx findings.
     """
-    from torchlint.verify.run import VerifyError, VerifyOptions, verify
+    from torchlint.verify.run import VerifyError, VerifyOptions, verify, verify_recompiles
 
     if unsafe_fixes and not fix:
         raise click.UsageError("--unsafe-fixes needs --fix")
+    if recompiles and fix:
+        raise click.UsageError("--recompiles and --fix cannot be combined")
     options = VerifyOptions(device, backend, mode, timeout, jobs)
     progress = None if quiet else _verify_progress(sys.stderr.isatty())
     try:
@@ -566,6 +571,8 @@ def verify_command(
             from torchlint.verify.fix_run import verify_fix
 
             fixed = verify_fix(targets, resolver, options, unsafe_fixes, progress, pool)
+        elif recompiles:
+            recompile_comparison, settings = verify_recompiles(targets, resolver, options, progress, pool)
         else:
             comparison, settings = verify(targets, resolver, options, progress, pool)
     except (VerifyError, ConfigError) as error:
@@ -577,6 +584,17 @@ def verify_command(
         report = _as_json(fix_report.as_json(fixed)) if output_format == "json" else fix_report.as_text(fixed, Path.cwd())
         _verify_report(report, output_file)
         sys.exit(fixed.exit_code)
+    if recompiles:
+        from torchlint.verify import recompile_report
+
+        if output_format == "json":
+            report = _as_json(recompile_report.as_json(recompile_comparison, settings))
+        else:
+            report = recompile_report.as_text(recompile_comparison, settings, Path.cwd())
+        _verify_report(report, output_file)
+        if recompile_comparison.errors:
+            sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_CLEAN if recompile_comparison.agrees else EXIT_FINDINGS)
     from torchlint.verify.report import as_json, as_text
 
     if output_format == "json":

@@ -3,7 +3,8 @@
 A finding matches a break when the break's line lies within the finding's statement
 (from the statement's first line to the finding's last). Findings on lines no target ran
 are left out: nothing can say whether they break. Fixture files carry a third view,
-`# expect: TLnnn` comments, checked against both.
+`# expect: TLnnn` comments, checked against both. Recompile hazards (TL7xx findings and
+annotations) are left to `verify --recompiles` (recompile_compare.py): they never break.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from torchlint.report.diagnostic import Diagnostic
 from torchlint.verify.block_spans import block_spans
+from torchlint.verify.recompile_compare import is_recompile_code
 from torchlint.rules import all_rules
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TL\d{3}(?:\s*,\s*TL\d{3})*)")
@@ -208,6 +210,7 @@ def compare(
     In ``partly_run`` files only some targets ran (`file.py::name`), so an annotated
     line that did not run is not held against them.
     """
+    lint = _without_recompile_findings(lint)
     targets = []
     matched: dict[tuple, Diagnostic] = {}
     executed_findings: dict[tuple, Diagnostic] = {}
@@ -264,6 +267,10 @@ def compare(
     )
 
 
+def _without_recompile_findings(lint: Callable[[str], list[Diagnostic]]) -> Callable[[str], list[Diagnostic]]:
+    return lambda path: [d for d in lint(path) if not is_recompile_code(d.code)]
+
+
 def expectations(text: str) -> dict[int, set[str]]:
     """Line -> codes from `# expect: TL101, TL102` comments (not from strings that contain one)."""
     found: dict[int, set[str]] = {}
@@ -289,7 +296,11 @@ def _annotation_disagreements(
     for path in files:
         every_target_ran = path not in partly_run
         real = str(path.resolve())
-        expected = expectations(path.read_text(encoding="utf-8"))
+        expected = {
+            row: breaks
+            for row, codes in expectations(path.read_text(encoding="utf-8")).items()
+            if (breaks := {code for code in codes if not is_recompile_code(code)})
+        }
         static: dict[int, set[str]] = {}
         # A TL6xx finding on a loop's line is borne out by the breaks inside the loop.
         reaches: dict[int, set[int]] = {}

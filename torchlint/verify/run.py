@@ -1,4 +1,5 @@
-"""`torchlint verify`: find targets, run them in workers, compare with the static findings."""
+"""`torchlint verify`: find targets, run them in workers, compare with the static findings
+(graph breaks; with `--recompiles`, recompile hazards)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from torchlint.files.discovery import discover
 from torchlint.analysis.engine import module_name
 from torchlint.settings.profile import dynamo_settings
 from torchlint.run.runner import check_files
-from torchlint.verify.compare import Comparison, compare
+from torchlint.verify.compare import Comparison, compare, expectations
+from torchlint.verify.recompile_compare import RecompileComparison, compare_recompiles, finding_json, is_recompile_code
 from torchlint.verify.pool import Job, WorkerFailed, WorkerPool
 from torchlint.verify.traced import functions_that_ran
 from torchlint.verify.targets import TargetFile, declares_targets, parse_target_argument
@@ -221,4 +223,36 @@ def verify(
         "backend": options.backend,
         "mode": options.mode,
     }
+    return comparison, settings
+
+
+def verify_recompiles(
+    arguments: Sequence[str],
+    resolver: ConfigResolver,
+    options: VerifyOptions,
+    on_progress: Callable[[int, int, str], None] | None = None,
+    pool: WorkerPool | None = None,
+) -> tuple[RecompileComparison, dict]:
+    """`verify --recompiles`: every call of each target, eagerly and compiled, counting what
+    Dynamo compiled, against the TL7xx findings (see recompile_compare.py)."""
+    if pool is None:
+        with WorkerPool(options.jobs) as own:
+            return verify_recompiles(arguments, resolver, options, on_progress, own)
+    runs = run_targets(arguments, resolver, options, pool, on_progress, extra=lambda key: {"op": "recompiles"})
+    ok = [response for _, response in runs.results if response.get("status") == "ok"]
+    compiled = tuple(sorted({name for r in ok for name in r.get("compiled_functions", ())}))
+    ran = {path for r in ok for path in r.get("executed", {})}
+    frames = {frame["file"] for r in ok for frame in r.get("frames", ()) if frame.get("user") and frame.get("file")}
+    unique = list(dict.fromkeys(f.path for f in runs.files))
+    annotated = [p for p in unique if "# expect:" in p.read_text(encoding="utf-8", errors="replace")]
+    linted = with_packages({*ran, *frames, *(str(p) for p in unique)})
+    found = _lint_together(linted, resolver, lambda path, settings: compiled)
+    recompile_findings = {
+        path: [finding_json(d) for d in diagnostics if is_recompile_code(d.code)] for path, diagnostics in found.items()
+    }
+    partly_run = frozenset(f.path for f in runs.files if f.only is not None) - {f.path for f in runs.files if f.only is None}
+    comparison = compare_recompiles(
+        runs.results, lambda path: recompile_findings.get(path, []), annotated, partly_run, expectations
+    )
+    settings = {"torch_version": runs.torch_version, "device": options.device, "backend": options.backend, "mode": options.mode}
     return comparison, settings

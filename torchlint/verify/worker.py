@@ -14,11 +14,12 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from torchlint.files.atomic_write import atomic_file
-from torchlint.verify.targets import TARGETS_FUNCTION
+from torchlint.verify.targets import TARGETS_FUNCTION, calls_of
 
 _modules: dict[str, Any] = {}
 
@@ -42,7 +43,7 @@ def _load_targets(path: str) -> dict[str, tuple]:
     _seed_everything()
     targets = declared()
     if not isinstance(targets, dict):
-        raise TypeError(f"{TARGETS_FUNCTION}() must return a dict of name -> (callable, args[, kwargs])")
+        raise TypeError(f"{TARGETS_FUNCTION}() must return a dict of name -> (callable, args[, kwargs]), or a list or iterator of those")
     return targets
 
 
@@ -57,12 +58,12 @@ def _seed_everything() -> None:
         sys.modules["numpy"].random.seed(0)
 
 
-def _unpack(entry: tuple) -> tuple[Any, tuple, dict]:
-    if not isinstance(entry, tuple) or len(entry) not in (2, 3) or not callable(entry[0]):
-        raise TypeError("a target is (callable, args) or (callable, args, kwargs)")
-    fn, args = entry[0], tuple(entry[1])
-    kwargs = dict(entry[2]) if len(entry) == 3 else {}
-    return fn, args, kwargs
+def _unpack(entry: Any) -> tuple[Any, tuple, dict]:
+    """The target's call; of a target of several calls, the first (`--recompiles` makes them all)."""
+    first = next(calls_of(entry), None)
+    if first is None:
+        raise ValueError("the target makes no call")
+    return first
 
 
 def _to_device(fn, args, kwargs, device: str):
@@ -81,14 +82,28 @@ def _to_device(fn, args, kwargs, device: str):
 
 
 def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]], dict[str, list[list[int]]]]:
-    """Run eagerly once, recording what ran in user code (not stdlib, not torch).
-
-    Lines, and for the lines where only some instructions ran, the source spans of those
-    that did: a line can run while a part of it does not (`a is not None and a.any()` with
-    `a` None). A line missing from the spans ran whole.
-    """
+    """Run eagerly once, recording what ran in user code (not stdlib, not torch)."""
     import torch
 
+    # Compiled functions run as plain Python here, so their lines are seen.
+    with torch.compiler.set_stance("force_eager"), tracing_user_code() as ran:
+        output = fn(*args, **kwargs)
+    return output, ran.lines, ran.spans
+
+
+@dataclass
+class UserCodeRan:
+    """What `tracing_user_code` saw: lines of user code that ran, and for the lines where only
+    some instructions ran, the source spans of those that did: a line can run while a part of it
+    does not (`a is not None and a.any()` with `a` None). A line missing from the spans ran whole."""
+
+    lines: dict[str, list[int]] = field(default_factory=dict)
+    spans: dict[str, list[list[int]]] = field(default_factory=dict)
+
+
+@contextmanager
+def tracing_user_code() -> Iterator[UserCodeRan]:
+    """Record the user code (not stdlib, not torch) that runs inside; filled in on exit."""
     from torchlint.verify.breaks import is_user_file
 
     executed: dict[str, set[int]] = {}
@@ -113,15 +128,14 @@ def _executed_lines(fn, args, kwargs) -> tuple[Any, dict[str, list[int]], dict[s
         frame.f_trace_opcodes = True
         return local
 
-    # Compiled functions run as plain Python here, so their lines are seen.
-    with torch.compiler.set_stance("force_eager"):
-        sys.settrace(tracer)
-        try:
-            output = fn(*args, **kwargs)
-        finally:
-            sys.settrace(None)
-    lines = {os.path.realpath(f): sorted(rows) for f, rows in executed.items()}
-    return output, lines, _partly_run_spans(offsets)
+    ran = UserCodeRan()
+    sys.settrace(tracer)
+    try:
+        yield ran
+    finally:
+        sys.settrace(None)
+        ran.lines = {os.path.realpath(f): sorted(rows) for f, rows in executed.items()}
+        ran.spans = _partly_run_spans(offsets)
 
 
 def _partly_run_spans(offsets: dict[Any, set[int]]) -> dict[str, list[list[int]]]:
@@ -316,6 +330,10 @@ def _against_original(path: str, eager, compiled) -> dict:
 def handle(request: dict) -> dict:
     if request["op"] == "list":
         return {"status": "ok", "names": list(_load_targets(request["path"]))}
+    if request["op"] == "recompiles":
+        from torchlint.verify.recompile_worker import run_recompile_target
+
+        return run_recompile_target(request)
     return run_target(request)
 
 
