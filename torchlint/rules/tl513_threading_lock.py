@@ -73,11 +73,11 @@ class ThreadingLock(Rule):
                 super().__init__()
                 self.proj = torch.nn.Linear(8, 8)
                 self._lock = threading.Lock()
-                self.calls = 0
+                self.batch_sizes = []
 
             def forward(self, x):
                 with self._lock:
-                    self.calls += 1
+                    self.batch_sizes.append(x.shape[0])
                 return torch.relu(self.proj(x))
         """,
         """

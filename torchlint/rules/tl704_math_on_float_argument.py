@@ -58,6 +58,17 @@ class MathOnFloatArgument(Rule):
         def sample(logits, temperature: float):
             return torch.softmax(logits / math.exp(temperature), -1)
         """,
+        """
+        import math
+
+        import torch
+
+
+        class Decay(torch.nn.Module):
+            def forward(self, x, step, half_life=1000.0):
+                rate = math.log(2) * step / half_life
+                return x * math.pow(0.5, step / half_life) + rate
+        """,
     )
 
     valid = (

@@ -20,8 +20,8 @@ class RandomInstanceInCompiledCode(Rule):
         "that same number on every call; draw from torch's RNG instead"
     )
     suggestion = (
-        "use torch's RNG, traced as an op: `torch.rand((), generator=g)` for `rng.random()`, "
-        "`torch.randint(lo, hi + 1, (), generator=g)` for `rng.randint(lo, hi)`"
+        "use torch's RNG, traced as an op and seeded with `torch.manual_seed` outside: `torch.rand(())` "
+        "for `rng.random()`, `torch.randint(lo, hi + 1, ())` for `rng.randint(lo, hi)`"
     )
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
@@ -51,6 +51,20 @@ class RandomInstanceInCompiledCode(Rule):
             def forward(self, x):
                 return x * self.rng.uniform(0.9, 1.1)
         """,
+        """
+        import random
+
+        import torch
+
+        RNG = random.Random(1234)
+
+
+        @torch.compile
+        def drop_path(x, p: float = 0.1):
+            if RNG.random() < p:
+                return torch.zeros_like(x)
+            return x
+        """,
     )
 
     valid = (
@@ -64,13 +78,26 @@ class RandomInstanceInCompiledCode(Rule):
             def __init__(self, seed=0):
                 super().__init__()
                 self.rng = random.Random(seed)
-                self.generator = torch.Generator().manual_seed(seed)
 
             def forward(self, x):
-                scale = 0.9 + 0.2 * torch.rand((), generator=self.generator)
+                scale = 0.9 + 0.2 * torch.rand(())
                 return x * scale
 
             def reseed(self):
                 return self.rng.randint(0, 2**31)
+        """,
+        """
+        import random
+
+        import torch
+
+
+        def train(model, batches, seed=0):
+            rng = random.Random(seed)
+            compiled = torch.compile(model)
+            for batch in batches:
+                if rng.random() < 0.5:
+                    batch = batch.flip(-1)
+                compiled(batch)
         """,
     )
