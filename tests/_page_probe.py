@@ -3,6 +3,12 @@
     python tests/_page_probe.py rules/TL101-print-in-compiled-code.md
 
 probes one page and exits non-zero naming every claim of the page that does not hold.
+A page of a graph-break rule claims its Example breaks where torchlint says and its Use
+instead compiles whole to the same output. A page of a recompile rule (TL7xx) has blocks
+that define `run()`, which compiles as a user would, makes ten calls and returns their
+outputs; it claims its Example recompiles more than twice, gives other outputs than eager,
+or compiles nothing, and its Use instead recompiles at most once, gives eager's outputs
+and compiles something (`_probe_recompiles`).
 The test suite runs it as `--serve`: a long-lived worker (driven by verify's
 `pool.Worker`) that imports torch once and probes page after page, each from the state
 of a fresh process (see `handle`). Torch stays out of the test process either way. The
@@ -32,6 +38,12 @@ SECTIONS = (
     "Settings that change it",
     "Dynamo reference",
 )
+# A recompile rule's page says why its pattern recompiles instead.
+RECOMPILE_SECTIONS = tuple("Why it recompiles" if title == "Why it breaks the graph" else title for title in SECTIONS)
+RECOMPILE_FAMILY = "TL7"
+# How often a frame of the Example must recompile in its calls, and a Use instead may.
+EXAMPLE_RECOMPILES_MORE_THAN = 2
+USE_INSTEAD_RECOMPILES_AT_MOST = 1
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 INPUT_SHAPE = (4, 8)
 # Lines for `input()`; `breakpoint()` returns at once (the worker runs with PYTHONBREAKPOINT=0).
@@ -57,6 +69,15 @@ def python_blocks(section: str) -> list[str]:
 
 def rule_code(page: Path) -> str:
     return page.name.split("-", 1)[0]
+
+
+def is_recompile_page(page: Path) -> bool:
+    return rule_code(page).startswith(RECOMPILE_FAMILY)
+
+
+def sections_of(page: Path) -> tuple[str, ...]:
+    """The sections a page must have, in order."""
+    return RECOMPILE_SECTIONS if is_recompile_page(page) else SECTIONS
 
 
 def _load_module(source: str, path: Path) -> ModuleType:
@@ -108,6 +129,8 @@ def _probe_in(page: Path, workdir: Path) -> dict:
 
     code = rule_code(page)
     rule = rule_by_code(code)
+    if is_recompile_page(page):
+        return _probe_recompiles(page, workdir, rule)
     # The suite probes on the CPU; TORCHLINT_PROBE_DEVICE=cuda probes a page on a GPU.
     device = torch.device(os.environ.get("TORCHLINT_PROBE_DEVICE", "cpu"))
     sections = split_sections(page.read_text(encoding="utf-8"))
@@ -156,6 +179,81 @@ def _probe_in(page: Path, workdir: Path) -> dict:
         "fixed": fixed_by_torchlint is not None,
         "problems": problems,
     }
+
+
+def _seed() -> None:
+    import random
+
+    import torch
+
+    random.seed(0)
+    torch.manual_seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
+
+
+def _run_block(source: str, path: Path, backend: str) -> dict:
+    """``run()`` of a block, once under `force_eager` and once compiled, each from a fresh
+    module seeded alike: what Dynamo compiled, and whether the outputs agree."""
+    import torch
+    import torch._inductor.config
+
+    from torchlint.verify.recompiles import counting_compiles, default_backend, detached, restoring_settings
+
+    with restoring_settings(), default_backend(backend):
+        _seed()
+        module = _load_module(source, path)
+        _seed()
+        with torch.compiler.set_stance("force_eager"):
+            expected = detached(module.run())
+    # Inductor draws random numbers its own way unless told to fall back to eager's.
+    with restoring_settings(), default_backend(backend), torch._inductor.config.patch(fallback_random=True):
+        with counting_compiles() as frames:
+            _seed()
+            module = _load_module(source, path)
+            _seed()
+            outputs = detached(module.run())
+    own = [frame for frame in frames if frame.file == os.path.realpath(path)]
+    try:
+        torch.testing.assert_close(outputs, expected, equal_nan=True)
+        same = True
+    except (AssertionError, TypeError, ValueError, RuntimeError):
+        same = False
+    return {
+        "recompiles": max((frame.recompiles for frame in own), default=0),
+        "limit_hit": any(frame.limit_hit for frame in own),
+        "frames_compiled": sum(1 for frame in frames if frame.graphs),
+        "outputs_match": same,
+        "calls": len(outputs) if isinstance(outputs, (list, tuple)) else None,
+    }
+
+
+def _probe_recompiles(page: Path, workdir: Path, rule) -> dict:
+    """A TL7xx page: the Example shows the hazard, the Use instead does not."""
+    # A hazard only inductor shows (`backends = ("inductor",)`) is probed under inductor.
+    backend = "inductor" if rule is not None and tuple(rule.backends) == ("inductor",) else "eager"
+    code = rule_code(page)
+    sections = split_sections(page.read_text(encoding="utf-8"))
+    example = _run_block(python_blocks(sections["Example"])[0], workdir / f"example_{code.lower()}.py", backend)
+    fixed = _run_block(python_blocks(sections["Use instead"])[0], workdir / f"use_instead_{code.lower()}.py", backend)
+    problems = []
+    shown = (
+        example["recompiles"] > EXAMPLE_RECOMPILES_MORE_THAN
+        or not example["outputs_match"]
+        or example["frames_compiled"] == 0
+    )
+    if not shown:
+        problems.append(
+            f"Example: no hazard shown under {backend}: its frames recompiled at most {example['recompiles']} times, "
+            f"its outputs equal eager's and it compiled {example['frames_compiled']} frames"
+        )
+    if fixed["recompiles"] > USE_INSTEAD_RECOMPILES_AT_MOST:
+        problems.append(f"Use instead: a frame recompiled {fixed['recompiles']} times under {backend}")
+    if not fixed["outputs_match"]:
+        problems.append(f"Use instead: outputs differ from an eager run under {backend}")
+    if fixed["frames_compiled"] == 0:
+        problems.append(f"Use instead: compiled nothing under {backend}")
+    return {"page": page.name, "backend": backend, "example": example, "use_instead": fixed, "problems": problems}
 
 
 def _clean_and_equal(model, x, expected, label: str) -> list[str]:

@@ -3,7 +3,9 @@
 Each page has the agreed sections and names its Dynamo ids; its Example triggers exactly
 its rule and its Use instead nothing; and, with torch installed, warm probe workers (one
 per core, each page from the state of a fresh process) check the Example really breaks and
-the Use instead really compiles to the same output.
+the Use instead really compiles to the same output. A recompile rule's page (TL7xx) says
+`## Why it recompiles`, and its probe checks the Example recompiles (or is silently wrong,
+or compiles nothing) and the Use instead does not.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from _page_probe import SECTIONS, python_blocks, rule_code, split_sections
+from _page_probe import is_recompile_page, python_blocks, rule_code, sections_of, split_sections
 from helpers import dynamo_workers
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Applicability
@@ -72,9 +74,10 @@ def test_page_layout(page: Path):
     summary = next(line for line in lines[1:] if line.strip())
     assert not summary.startswith("#"), "the title is followed by a one-line summary"
     sections = split_sections(page.read_text(encoding="utf-8"))
-    assert tuple(sections) == SECTIONS
+    assert tuple(sections) == sections_of(page)
+    why = "Why it recompiles" if is_recompile_page(page) else "Why it breaks the graph"
     for gb_id in rule.gb_ids:
-        for title in ("Why it breaks the graph", "Dynamo reference"):
+        for title in (why, "Dynamo reference"):
             assert gb_id in sections[title], f"`## {title}` does not name {gb_id}"
     for gb_type in rule.gb_types:
         assert gb_type in sections["Dynamo reference"], f"`## Dynamo reference` does not name {gb_type!r}"
@@ -185,3 +188,115 @@ def test_a_worker_puts_back_what_a_page_changes(probe_pool: WorkerPool):
         after = worker.request({"page": str(numpy_page)}, PROBE_TIMEOUT_S)
     assert changed["restored"] == ["torch._dynamo.config.trace_numpy"], changed
     assert after["restored"] == ["torch._dynamo.config.trace_numpy"] and after["problems"] == [], after
+
+
+# A page of a recompile rule as the rule pages write one: `self.calls += 1` on an int
+# attribute recompiles on every call; the same count in a buffer compiles once.
+SAMPLE_RECOMPILE_PAGE = """\
+# TL701 module-int-attribute-mutated
+
+An int attribute of an nn.Module changed in compiled code recompiles on every call.
+
+## What it does
+
+Flags an int attribute of a module that compiled code changes.
+
+## Why it recompiles
+
+Dynamo guards on the exact value of an int attribute of a module.
+
+## Example
+
+```python
+import torch
+from torch import nn
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+def run():
+    model = torch.compile(Counter())
+    return [model(torch.randn(4, 8)) for _ in range(10)]
+```
+
+## Use instead
+
+```python
+import torch
+from torch import nn
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+def run():
+    model = torch.compile(Counter())
+    return [model(torch.randn(4, 8)) for _ in range(10)]
+```
+
+## Fix
+
+No mechanical fix: the count must move into a tensor.
+
+## Settings that change it
+
+`torch._dynamo.config.allow_unspec_int_on_nn_module = True`.
+
+## Dynamo reference
+
+`self.calls == 7`, with the hint that integer attributes of modules are static.
+"""
+
+
+def _sample_page(folder: Path, swapped: bool = False) -> Path:
+    """The sample page; ``swapped``: its Example and Use instead exchanged, so that neither holds."""
+    text = SAMPLE_RECOMPILE_PAGE
+    if swapped:
+        sections = split_sections(text)
+        example, fixed = sections["Example"], sections["Use instead"]
+        text = text.replace(example, "\0").replace(fixed, example).replace("\0", fixed)
+    page = folder / "TL701-module-int-attribute-mutated.md"
+    page.write_text(text, encoding="utf-8")
+    return page
+
+
+def test_recompile_pages_have_their_own_sections(tmp_path: Path):
+    page = _sample_page(tmp_path)
+    assert is_recompile_page(page)
+    assert tuple(split_sections(page.read_text(encoding="utf-8"))) == sections_of(page)
+    assert "Why it recompiles" in sections_of(page) and "Why it breaks the graph" not in sections_of(page)
+
+
+@torch_installed
+@pytest.mark.dynamo
+def test_probe_of_a_recompile_page(probe_pool: WorkerPool, tmp_path: Path):
+    with probe_pool.worker() as worker:
+        holds = worker.request({"page": str(_sample_page(tmp_path))}, PROBE_TIMEOUT_S)
+        swapped = worker.request({"page": str(_sample_page(tmp_path, swapped=True))}, PROBE_TIMEOUT_S)
+    assert holds["status"] == "ok", holds
+    assert holds["problems"] == [], holds
+    assert holds["backend"] == "eager"
+    assert holds["example"]["recompiles"] == 7 and holds["example"]["limit_hit"], holds
+    assert holds["use_instead"]["recompiles"] <= 1 and holds["use_instead"]["frames_compiled"] >= 1, holds
+    assert holds["restored"] == []
+    # A Use instead that recompiles, under an Example that does not: both claims fail.
+    problems = swapped["problems"]
+    assert len(problems) == 2 and problems[0].startswith("Example: no hazard shown"), problems
+    assert problems[1].startswith("Use instead: a frame recompiled 7 times"), problems

@@ -29,13 +29,35 @@ With pytest, the same check is also a fixture; enable it in ``conftest.py``::
 
 ``no_graph_breaks(fn, *args, **kwargs)`` returns the breaks (a list of
 ``torchlint.verify.breaks.Break``) instead of failing, and ``check_graph_breaks(breaks)``
-fails on a list you already have. torch is imported only when a check runs.
+fails on a list you already have.
+
+``assert_no_recompiles(fn, calls)`` compiles ``fn`` once, makes the calls, and fails when a
+frame compiled more than ``allowed`` times again (one by default: a value that changes costs
+one recompile before Dynamo takes it as a symbol) or when nothing was compiled at all::
+
+    def epochs(model):
+        for epoch in range(10):
+            model.epoch = epoch
+            yield (torch.randn(8, 16),)
+
+
+    def test_epochs_do_not_recompile():
+        model = Net()
+        assert_no_recompiles(model, epochs(model))
+
+``calls`` holds args tuples, ``(args, kwargs)`` pairs or ``(fn, args[, kwargs])`` tuples (of
+the same ``fn``), in a list or a generator, whose code between yields runs eagerly. A value
+that is not a tuple is one argument. ``count_recompiles(fn, calls)`` returns the count
+(``torchlint.verify.recompiles.RecompileCount``: each frame with its compiles and the guards
+that failed) instead of failing. torch is imported only when a check runs.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,11 +66,16 @@ if TYPE_CHECKING:
     from torchlint.report.diagnostic import Diagnostic
     from torchlint.rules.base import Rule
     from torchlint.verify.breaks import Break
+    from torchlint.verify.recompiles import Frame, RecompileCount
 
 __all__ = [
     "GraphBreakError",
+    "RecompileError",
     "assert_no_graph_breaks",
+    "assert_no_recompiles",
     "check_graph_breaks",
+    "check_recompiles",
+    "count_recompiles",
     "no_graph_breaks",
 ]
 
@@ -227,6 +254,120 @@ def _display_path(filename: str) -> str:
         return filename
 
 
+# -- recompiles ------------------------------------------------------------------------
+
+
+class RecompileError(AssertionError):
+    """torch.compile compiled a frame again too often, or compiled nothing; ``count`` holds
+    every frame it compiled."""
+
+    def __init__(self, message: str, count: RecompileCount) -> None:
+        super().__init__(message)
+        self.count = count
+
+
+def _one_call(fn: Callable, item: Any) -> tuple[Callable, tuple, dict]:
+    if isinstance(item, tuple) and len(item) in (2, 3) and item[0] is fn:
+        return fn, tuple(item[1]), dict(item[2]) if len(item) == 3 else {}
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], (tuple, list)) and isinstance(item[1], dict):
+        return fn, tuple(item[0]), dict(item[1])
+    if isinstance(item, tuple):
+        return fn, item, {}
+    return fn, (item,), {}
+
+
+def count_recompiles(fn: Callable, calls: Iterable[Any], *, backend: str = "eager") -> RecompileCount:
+    """Compile ``fn`` once (unless it is compiled already), make ``calls`` in order, and count
+    what Dynamo compiled, from a fresh Dynamo."""
+    from torchlint.verify.recompiles import Compiler, RecompileCount, counting_compiles
+
+    made = 0
+    with counting_compiles() as frames:
+        compiler = Compiler(backend, None)
+        for callee, args, kwargs in (_one_call(fn, item) for item in calls):
+            compiler(callee)(*args, **kwargs)
+            made += 1
+    return RecompileCount(frames, made)
+
+
+def assert_no_recompiles(fn: Callable, calls: Iterable[Any], *, allowed: int = 1, backend: str = "eager") -> None:
+    """Raise ``RecompileError`` when a frame of ``fn`` recompiles more than ``allowed`` times
+    over ``calls``, hits the recompile limit, or when nothing is compiled at all."""
+    caller = sys._getframe(1).f_code.co_filename
+    files = [caller, *([calls.gi_code.co_filename] if hasattr(calls, "gi_code") else [])]
+    check_recompiles(count_recompiles(fn, calls, backend=backend), allowed=allowed, files=files)
+
+
+def check_recompiles(count: RecompileCount, *, allowed: int = 1, files: Sequence[str] = ()) -> None:
+    """Raise ``RecompileError`` for a count that recompiles more than ``allowed`` times in a frame
+    or compiled nothing. ``files``: where the calls were made, whose findings may name the cause
+    (a hook added after compile, `.compile()` of a torch.nn module)."""
+    from torchlint.verify.recompile_compare import COMPILED_NOTHING, target_event
+
+    explainer = _RecompileExplainer()
+    if count.compiled_nothing:
+        lines = [f"torch.compile compiled nothing over {counted_calls(count.calls)}: every call ran eagerly"]
+        for file in dict.fromkeys(files):
+            lines += explainer.findings(target_event("", COMPILED_NOTHING, file))
+        raise RecompileError("\n".join(lines), count)
+    frames = count.recompiling(allowed)
+    if not frames:
+        return
+    times = "time" if allowed == 1 else "times"
+    noun = "frame" if len(frames) == 1 else "frames"
+    lines = [f"{len(frames)} {noun} recompiled more than {allowed} {times} over {counted_calls(count.calls)} under torch.compile:"]
+    for frame in frames:
+        lines += explainer.frame(frame)
+    raise RecompileError("\n".join(lines), count)
+
+
+def counted_calls(calls: int) -> str:
+    return f"{calls} call" + ("" if calls == 1 else "s")
+
+
+class _RecompileExplainer:
+    """Shows a frame, the guards that made it compile again, and torchlint's findings there."""
+
+    def __init__(self) -> None:
+        self._diagnostics: dict[str, list[Diagnostic]] = {}
+
+    def frame(self, frame: Frame) -> list[str]:
+        from torchlint.verify.recompile_compare import frame_event
+
+        where = f"{_display_path(frame.file)}:{frame.first_line}" if frame.file else "<unknown>"
+        text = f"{where} in {frame.function}: {frame.recompiles} recompiles"
+        if frame.limit_hit:
+            text += ", recompile limit hit (the calls after it ran eagerly)"
+        lines = [text]
+        # The latest failure at each place the guards name.
+        shown: dict[tuple, Any] = {}
+        for guard in frame.guards:
+            shown[(guard.file, guard.line) if guard.line else (None, guard.guard)] = guard
+        for guard in list(shown.values())[-3:]:
+            site = f" at {_display_path(guard.file)}:{guard.line}" if guard.file and guard.line else ""
+            lines.append(f"  guard failed{site}: {guard.guard}")
+        return lines + self.findings(frame_event("", frame.as_json()))
+
+    def findings(self, event: dict) -> list[str]:
+        from torchlint.verify.recompile_compare import finding_json, is_recompile_code, matches
+
+        files = {event["file"], *(file for file, _ in event["sites"]), (event["frame"] or {}).get("file")} - {None}
+        lines = []
+        for file in sorted(files):
+            for diagnostic in self._lint(file):
+                if is_recompile_code(diagnostic.code) and matches(finding_json(diagnostic), event):
+                    location = f"{_display_path(diagnostic.path)}:{diagnostic.location.row}:{diagnostic.location.column}"
+                    lines.append(f"  {location}: {diagnostic.code} {diagnostic.message}")
+                    if diagnostic.suggestion:
+                        lines.append(f"    help: {diagnostic.suggestion}")
+        return lines
+
+    def _lint(self, filename: str) -> list[Diagnostic]:
+        if filename not in self._diagnostics:
+            self._diagnostics[filename] = _lint_file(filename) if os.path.isfile(filename) else []
+        return self._diagnostics[filename]
+
+
 try:
     import pytest
 except ImportError:  # the helpers above work without pytest
@@ -238,3 +379,8 @@ if pytest is not None:
     def torchlint_no_graph_breaks() -> Callable[..., None]:
         """``assert_no_graph_breaks``, for tests that enable ``pytest_plugins = ["torchlint.testing"]``."""
         return assert_no_graph_breaks
+
+    @pytest.fixture
+    def torchlint_no_recompiles() -> Callable[..., None]:
+        """``assert_no_recompiles``, for tests that enable ``pytest_plugins = ["torchlint.testing"]``."""
+        return assert_no_recompiles

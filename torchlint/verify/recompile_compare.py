@@ -59,31 +59,38 @@ def _site(frame: dict) -> tuple[str | None, int | None, list[list[Any]]]:
     return best[0], best[1], [list(site) for site in dict.fromkeys(sites)]
 
 
+def frame_event(target: str, frame: dict) -> dict:
+    """The event of a frame that recompiled too often (a `Frame.as_json()`)."""
+    file, line, sites = _site(frame)
+    return {
+        "kind": RECOMPILES,
+        "target": target,
+        "file": file,
+        "line": line,
+        "sites": sites,
+        "frame": {key: frame[key] for key in ("file", "function", "first_line", "last_line")},
+        "recompiles": frame["recompiles"],
+        "limit_hit": frame["limit_hit"],
+        "guards": frame.get("guards", []),
+    }
+
+
+def target_event(target: str, kind: str, file: str | None) -> dict:
+    """An event of the whole target (outputs differ from eager, nothing compiled), in ``file``."""
+    return {"kind": kind, "target": target, "file": file, "line": None, "sites": [], "frame": None}
+
+
 def events_of(target: str, response: dict) -> list[dict]:
     """The events of one target's run (the worker's response)."""
-    events = []
-    for frame in response.get("frames", ()):
-        if frame["recompiles"] <= ALLOWED_RECOMPILES and not frame["limit_hit"]:
-            continue
-        file, line, sites = _site(frame)
-        events.append(
-            {
-                "kind": RECOMPILES,
-                "target": target,
-                "file": file,
-                "line": line,
-                "sites": sites,
-                "frame": {key: frame[key] for key in ("file", "function", "first_line", "last_line")},
-                "recompiles": frame["recompiles"],
-                "limit_hit": frame["limit_hit"],
-                "guards": frame.get("guards", []),
-            }
-        )
-    whole = {"target": target, "file": response.get("targets_file"), "line": None, "sites": [], "frame": None}
+    events = [
+        frame_event(target, frame)
+        for frame in response.get("frames", ())
+        if frame["recompiles"] > ALLOWED_RECOMPILES or frame["limit_hit"]
+    ]
     if response.get("outputs_match") is False:
-        events.append({"kind": DIFFERS_FROM_EAGER, **whole})
+        events.append(target_event(target, DIFFERS_FROM_EAGER, response.get("targets_file")))
     if response.get("compiled_nothing"):
-        events.append({"kind": COMPILED_NOTHING, **whole})
+        events.append(target_event(target, COMPILED_NOTHING, response.get("targets_file")))
     return events
 
 
