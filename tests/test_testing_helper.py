@@ -16,8 +16,11 @@ import pytest
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.testing import (
     GraphBreakError,
+    RecompileError,
     assert_no_graph_breaks,
+    assert_no_recompiles,
     check_graph_breaks,
+    count_recompiles,
     no_graph_breaks,
 )
 from torchlint.verify.breaks import Break
@@ -187,6 +190,102 @@ def test_pytest_fixture(pytester):
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*GraphBreakError: 1 graph break under torch.compile:", "*test_model.py:9:5: TL101 *"])
+
+
+COUNTERS = """
+import torch
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+class BufferCounter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+def scaled(x, scale=1.0, *, shift=0.0):
+    return x * scale + shift
+
+
+def tagged(x, tag):
+    return x + len(tag)
+"""
+
+
+@pytest.mark.dynamo
+def test_assert_no_recompiles_passes_where_a_value_costs_one_recompile(torch, tmp_path):
+    module = load(tmp_path, "counters", COUNTERS)
+    calls = [(torch.randn(2, 4),) for _ in range(10)]
+    assert assert_no_recompiles(module.BufferCounter(), calls) is None
+    # A float that changes every call: one recompile, then a symbol.
+    count = count_recompiles(module.scaled, [((torch.ones(3),), {"scale": 0.5 + step}) for step in range(10)])
+    [frame] = count.frames
+    assert (frame.function, frame.compiles, frame.recompiles, frame.limit_hit) == ("scaled", 2, 1, False)
+    assert count.calls == 10 and not count.compiled_nothing
+    [guard] = frame.guards
+    assert guard.guard == "scale == 0.5" and (guard.file, guard.line) == (str(Path(module.__file__).resolve()), line_of(module, "return x * scale"))
+
+
+@pytest.mark.dynamo
+def test_assert_no_recompiles_names_the_frame_its_guard_and_the_finding(torch, tmp_path):
+    module = load(tmp_path, "counters", COUNTERS)
+    with pytest.raises(RecompileError) as raised:
+        assert_no_recompiles(module.Counter(), [torch.randn(2, 4) for _ in range(10)])
+    error = raised.value
+    assert isinstance(error, AssertionError)
+    [frame] = error.count.recompiling(1)
+    assert (frame.recompiles, frame.limit_hit) == (7, True)
+    message = str(error)
+    path, row = module.__file__, line_of(module, "self.calls += 1")
+    assert message.startswith("1 frame recompiled more than 1 time over 10 calls under torch.compile:\n")
+    assert f"\n{path}:{line_of(module, 'def forward') } in forward: 7 recompiles, recompile limit hit" in message
+    assert f"\n  guard failed at {path}:{row}: self.calls == 7" in message
+    if rule_by_code("TL701") is not None:
+        assert f"\n  {path}:{row}:9: TL701 " in message
+        assert f"\n    help: {rule_by_code('TL701').suggestion}" in message
+
+
+@pytest.mark.dynamo
+def test_calls_may_be_pairs_values_or_a_generator_of_the_function_and_allowed_may_be_raised(torch, tmp_path):
+    module = load(tmp_path, "counters", COUNTERS)
+    pairs = [((torch.ones(2),), {"shift": float(step)}) for step in range(3)]
+    assert count_recompiles(module.scaled, pairs).frames[0].recompiles == 1
+
+    def tags():
+        for step in range(4):
+            yield module.tagged, (torch.ones(2), "t" * (step + 1))
+
+    count = count_recompiles(module.tagged, tags())
+    assert (count.calls, count.frames[0].recompiles) == (4, 3)
+    assert assert_no_recompiles(module.tagged, [(torch.ones(2), t) for t in ("a", "bb", "ccc")], allowed=2) is None
+    with pytest.raises(RecompileError, match="recompiled more than 2 times over 4 calls"):
+        assert_no_recompiles(module.tagged, tags(), allowed=2)
+
+
+@pytest.mark.dynamo
+def test_a_sequential_compiled_in_place_compiles_nothing(torch):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    model.compile(backend="eager")
+    with pytest.raises(RecompileError, match="^torch.compile compiled nothing over 3 calls: every call ran eagerly") as raised:
+        assert_no_recompiles(model, [torch.ones(2, 4)] * 3)
+    assert raised.value.count.frames == [] and raised.value.count.compiled_nothing
+    # torch.compile of the same module compiles it.
+    assert assert_no_recompiles(torch.compile(model, backend="eager"), [torch.ones(2, 4)] * 3) is None
 
 
 def test_import_does_not_import_torch():

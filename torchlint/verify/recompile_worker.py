@@ -81,16 +81,18 @@ def _run_calls(request: dict, compiler: Compiler) -> list[Any]:
     return outputs
 
 
-def run_recompile_target(request: dict) -> dict:
+def run_recompile_target(request: dict, fresh_settings: dict | None = None) -> dict:
+    """``fresh_settings``: the Dynamo settings both runs start from (the worker's own, before any
+    target file changed them); by default the current ones."""
     import torch
     import torch._inductor.config
 
     backend, mode = request["backend"], request.get("mode")
     profile = request.get("profile")
-    with restoring_settings(), _compile_profile(profile), default_backend(backend, mode):
+    with restoring_settings(fresh_settings), _compile_profile(profile), default_backend(backend, mode):
         with torch.compiler.set_stance("force_eager"), tracing_user_code() as ran:
             expected = _run_calls(request, Compiler(backend, mode))
-    with restoring_settings(), _compile_profile(profile), default_backend(backend, mode):
+    with restoring_settings(fresh_settings), _compile_profile(profile), default_backend(backend, mode):
         # Inductor draws random numbers its own way unless told to fall back to eager's.
         with torch._inductor.config.patch(fallback_random=True), counting_compiles() as frames:
             compiler = Compiler(backend, mode)

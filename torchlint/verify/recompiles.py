@@ -320,26 +320,44 @@ def detached(output: Any) -> Any:
     return tree_map(lambda value: value.detach().clone() if isinstance(value, torch.Tensor) else value, output)
 
 
-@contextmanager
-def restoring_settings() -> Iterator[None]:
-    """Put back on exit what code run inside changed of Dynamo's, inductor's and torch.compile's
-    config and of grad mode (`torch._dynamo.config.specialize_int = True` at a file's top)."""
+def _configs() -> tuple[Any, ...]:
     import torch
     import torch._dynamo.config
     import torch._inductor.config
 
-    configs = (torch._dynamo.config, torch._inductor.config, torch.compiler.config)
-    saved = [config.get_config_copy() for config in configs]
-    grad = torch.is_grad_enabled()
+    return (torch._dynamo.config, torch._inductor.config, torch.compiler.config)
+
+
+def settings_now() -> dict:
+    """Dynamo's, inductor's and torch.compile's config, and grad mode."""
+    import torch
+
+    return {"grad": torch.is_grad_enabled(), "configs": [config.get_config_copy() for config in _configs()]}
+
+
+def _load_settings(settings: dict) -> None:
+    import torch
+
+    torch.set_grad_enabled(settings["grad"])
+    for config, values in zip(_configs(), settings["configs"]):
+        now = config.get_config_copy()
+        changed = {key: value for key, value in values.items() if _differs(now.get(key), value)}
+        if changed:
+            config.load_config(changed)
+
+
+@contextmanager
+def restoring_settings(start_from: dict | None = None) -> Iterator[None]:
+    """Put back on exit what code run inside changed of the settings (`settings_now`), such as
+    `torch._dynamo.config.specialize_int = True` at a file's top; ``start_from``: settings to run
+    under instead of the current ones (a process's own, before any file it ran changed them)."""
+    saved = settings_now()
+    if start_from is not None:
+        _load_settings(start_from)
     try:
         yield
     finally:
-        torch.set_grad_enabled(grad)
-        for config, values in zip(configs, saved):
-            now = config.get_config_copy()
-            changed = {key: value for key, value in values.items() if _differs(now.get(key), value)}
-            if changed:
-                config.load_config(changed)
+        _load_settings(saved)
 
 
 def _differs(now: Any, before: Any) -> bool:

@@ -327,13 +327,22 @@ def _against_original(path: str, eager, compiled) -> dict:
     return {"eager": _outputs_match(original, eager), "compiled": _outputs_match(original, compiled)}
 
 
+# The settings of this process before any target file ran (a file may change Dynamo's config
+# at its top when it is imported to list its targets); recompile runs start from them.
+_FRESH_SETTINGS: dict = {}
+
+
 def handle(request: dict) -> dict:
+    if not _FRESH_SETTINGS:
+        from torchlint.verify.recompiles import settings_now
+
+        _FRESH_SETTINGS.update(settings_now())
     if request["op"] == "list":
         return {"status": "ok", "names": list(_load_targets(request["path"]))}
     if request["op"] == "recompiles":
         from torchlint.verify.recompile_worker import run_recompile_target
 
-        return run_recompile_target(request)
+        return run_recompile_target(request, _FRESH_SETTINGS)
     return run_target(request)
 
 
