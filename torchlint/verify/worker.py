@@ -268,6 +268,20 @@ def _compiled_function(fn) -> str | None:
     return qualname
 
 
+def _own_copy(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The tensors of a call copied, so that a run that changes its inputs in place (an
+    optimizer's update) leaves the next run the inputs the target built."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+            return value.detach().clone().requires_grad_(value.requires_grad)
+        return value
+
+    return tree_map(copy, args), tree_map(copy, kwargs)
+
+
 def run_target(request: dict) -> dict:
     from torchlint.verify.breaks import compile_and_collect, fullgraph_compiles
 
@@ -278,12 +292,12 @@ def run_target(request: dict) -> dict:
     # The same seeds (torch's, NumPy's and `random`'s) before each run, so random draws give
     # comparable outputs.
     _seed_everything()
-    expected, executed, spans = _executed_lines(fn, args, kwargs)
+    expected, executed, spans = _executed_lines(fn, *_own_copy(args, kwargs))
     with _compile_profile(request.get("profile")):
         _seed_everything()
-        breaks, output = compile_and_collect(fn, args, kwargs, backend=backend, mode=mode)
+        breaks, output = compile_and_collect(fn, *_own_copy(args, kwargs), backend=backend, mode=mode)
         _seed_everything()
-        ok, why, _ = fullgraph_compiles(fn, args, kwargs, backend=backend, mode=mode)
+        ok, why, _ = fullgraph_compiles(fn, *_own_copy(args, kwargs), backend=backend, mode=mode)
     response = {
         "status": "ok",
         "breaks": [_break_json(b) for b in breaks],
