@@ -8,7 +8,9 @@ sits in the target's file.
 
 A finding matches an event in the same file when the event's line is the finding's row or one
 of its related rows (the uses in compiled code), or when the event's frame spans one of them;
-a target-wide event matches the findings of the rules about silent results in the targets file.
+a target-wide event matches the findings of the rule for that silent result (TL709 or TL710 for
+outputs that differ, TL711 for nothing compiled) in the targets file, on code that ran in the
+target.
 A finding is judged in a target of several calls whose code ran it: its own row ran (a cause
 outside compiled code, `model.epoch = epoch`), or it or a related row lies in a frame Dynamo
 compiled. A judged finding no event matches is a false positive; an event no finding matches,
@@ -28,17 +30,16 @@ from pathlib import Path
 from typing import Any
 
 RECOMPILE_FAMILY = "TL7"
-# Rules about results that are silently wrong or never compiled, which a run sees only as a
-# whole: a hook added after compile, a `random.Random` traced as a constant, `.compile()` of a
-# torch.nn module.
-SILENT_RULES = ("TL709", "TL710", "TL711")
-# Recompiles of one frame in a target's calls that are no hazard: a value that changes costs
-# one (Dynamo then takes it as a symbol), a two- or three-state toggle one or two.
-ALLOWED_RECOMPILES = 2
-
 RECOMPILES = "recompiles"
 DIFFERS_FROM_EAGER = "differs_from_eager"
 COMPILED_NOTHING = "compiled_nothing"
+# Rules about results that are silently wrong or never compiled, which a run sees only as a
+# whole: a hook added after compile and a `random.Random` traced as a constant give other
+# outputs than eager; `.compile()` of a torch.nn module compiles nothing.
+SILENT_RULES = {DIFFERS_FROM_EAGER: ("TL709", "TL710"), COMPILED_NOTHING: ("TL711",)}
+# Recompiles of one frame in a target's calls that are no hazard: a value that changes costs
+# one (Dynamo then takes it as a symbol), a two- or three-state toggle one or two.
+ALLOWED_RECOMPILES = 2
 
 
 def is_recompile_code(code: str | None) -> bool:
@@ -75,9 +76,11 @@ def frame_event(target: str, frame: dict) -> dict:
     }
 
 
-def target_event(target: str, kind: str, file: str | None) -> dict:
-    """An event of the whole target (outputs differ from eager, nothing compiled), in ``file``."""
-    return {"kind": kind, "target": target, "file": file, "line": None, "sites": [], "frame": None}
+def target_event(target: str, kind: str, file: str | None, ran: list[int] | None = None) -> dict:
+    """An event of the whole target (outputs differ from eager, nothing compiled), in ``file``;
+    ``ran``: the rows of ``file`` that ran in the target, where known."""
+    event = {"kind": kind, "target": target, "file": file, "line": None, "sites": [], "frame": None}
+    return event if ran is None else {**event, "ran": ran}
 
 
 def events_of(target: str, response: dict) -> list[dict]:
@@ -87,10 +90,12 @@ def events_of(target: str, response: dict) -> list[dict]:
         for frame in response.get("frames", ())
         if frame["recompiles"] > ALLOWED_RECOMPILES or frame["limit_hit"]
     ]
+    file = response.get("targets_file")
+    ran = response.get("executed", {}).get(file, [])
     if response.get("outputs_match") is False:
-        events.append(target_event(target, DIFFERS_FROM_EAGER, response.get("targets_file")))
+        events.append(target_event(target, DIFFERS_FROM_EAGER, file, ran))
     if response.get("compiled_nothing"):
-        events.append(target_event(target, COMPILED_NOTHING, response.get("targets_file")))
+        events.append(target_event(target, COMPILED_NOTHING, file, ran))
     return events
 
 
@@ -127,9 +132,15 @@ def matches(finding: dict, event: dict) -> bool:
     """Whether a TL7xx finding (as `torchlint check --output-format json` gives it, or with
     `file` and `line`) accounts for an event of `verify --recompiles`."""
     path = _finding_file(finding)
-    if event.get("frame") is None:
-        return finding["code"] in SILENT_RULES and _same_file(path, event.get("file"))
     rows = finding_rows(finding)
+    if event.get("frame") is None:
+        # The rule of the silent result, in the targets file, on code that ran in the target.
+        ran = event.get("ran")
+        return (
+            finding["code"] in SILENT_RULES.get(event["kind"], ())
+            and _same_file(path, event.get("file"))
+            and (ran is None or bool(rows.intersection(ran)))
+        )
     sites = [(event.get("file"), event.get("line")), *(tuple(site) for site in event.get("sites", ()))]
     if any(line in rows and _same_file(path, file) for file, line in sites):
         return True

@@ -137,13 +137,11 @@ def parse_guard(
         if is_user(match.group("file")):
             site = (_real(match.group("file")), int(match.group("line")))
             break
-    if site[0] is None:
-        sites = list(_GUARD_SITE.finditer(first))
-        if sites:
-            found = sites[-1]
-            site = (_resolve_short(found.group("file"), frame_file), int(found.group("line")))
-            if site[0] is None:
-                site = (None, None)
+    comments = list(_GUARD_SITE.finditer(first))
+    if site[0] is None and comments:
+        file = _resolve_short(comments[-1].group("file"), frame_file)
+        if file is not None:
+            site = (file, int(comments[-1].group("line")))
     return Guard(attempt, guard, first.strip(), *site)
 
 
