@@ -404,6 +404,7 @@ def test_a_counter_on_the_module_recompiles_up_to_the_limit_and_its_finding_matc
         "targets": 1, "errors": 0, "events": 1, "findings": 1, "matched": 1, "false_positives": 0,
         "misses": 0, "precision": 1.0, "recall": 1.0,
     }
+    assert report["rules"] == {"TL701": {key: value for key, value in report["summary"].items() if key not in ("targets", "errors")}}
     assert report["annotations"] == [] and report["recompiles"] is True
     text = verify(verify_pool, "--recompiles", "model.py", cwd=tmp_path)
     assert text.exit_code == 0, text.stdout

@@ -7,12 +7,17 @@ from pathlib import Path
 
 from torchlint.report.paths import display_path
 from torchlint.verify.recompile_compare import COMPILED_NOTHING, DIFFERS_FROM_EAGER, RecompileComparison
-from torchlint.verify.report import _fmt, score, settings_line, target_label
+from torchlint.verify.report import ratio_text, score, settings_line, target_label
+
+
+def _score(matched: int, false_positives: int, covered: int, misses: int) -> dict:
+    """verify's score, counting events where it counts breaks."""
+    counts = score(matched, false_positives, covered, misses)
+    return {"events": counts.pop("breaks"), **counts}
 
 
 def _summary(comparison: RecompileComparison) -> dict:
-    counts = score(len(comparison.matched), len(comparison.false_positives), len(comparison.covered), len(comparison.misses))
-    counts["events"] = counts.pop("breaks")
+    counts = _score(len(comparison.matched), len(comparison.false_positives), len(comparison.covered), len(comparison.misses))
     return {"targets": len(comparison.targets), "errors": len(comparison.errors), **counts}
 
 
@@ -27,7 +32,7 @@ def _rules(comparison: RecompileComparison) -> dict:
         counts.setdefault(event["matched_by"][0], Counter())["covered"] += 1
     for _ in comparison.misses:
         counts.setdefault("none", Counter())["misses"] += 1
-    return {code: score(c["matched"], c["false_positives"], c["covered"], c["misses"]) for code, c in sorted(counts.items())}
+    return {code: _score(c["matched"], c["false_positives"], c["covered"], c["misses"]) for code, c in sorted(counts.items())}
 
 
 def as_json(comparison: RecompileComparison, settings: dict) -> dict:
@@ -117,11 +122,11 @@ def as_text(comparison: RecompileComparison, settings: dict, cwd: Path) -> str:
         "most: the most recompiles of one frame (+L: the recompile limit was hit)",
         f"overall: {summary['events']} events, {summary['findings']} findings, {summary['matched']} matched, "
         f"{summary['false_positives']} false positives, {summary['misses']} missed; "
-        f"precision {_fmt(summary['precision'])}, recall {_fmt(summary['recall'])}",
+        f"precision {ratio_text(summary['precision'])}, recall {ratio_text(summary['recall'])}",
     ]
     for code, stats in _rules(comparison).items():
         lines.append(
-            f"  {code}: precision {_fmt(stats['precision'])}, recall {_fmt(stats['recall'])} "
+            f"  {code}: precision {ratio_text(stats['precision'])}, recall {ratio_text(stats['recall'])} "
             f"({stats['matched']} matched, {stats['false_positives']} FP, {stats['misses']} missed)"
         )
     events = [event for target in comparison.targets for event in target.events]

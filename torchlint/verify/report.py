@@ -107,7 +107,7 @@ def _traced_json(comparison: Comparison) -> dict:
     }
 
 
-def _fmt(value: float | None) -> str:
+def ratio_text(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
@@ -146,11 +146,11 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
         "",
         f"overall: {summary['breaks']} breaks, {summary['findings']} findings, {summary['matched']} matched, "
         f"{summary['false_positives']} false positives, {summary['misses']} missed; "
-        f"precision {_fmt(summary['precision'])}, recall {_fmt(summary['recall'])}",
+        f"precision {ratio_text(summary['precision'])}, recall {ratio_text(summary['recall'])}",
     ]
     for family, stats in _families(comparison).items():
         lines.append(
-            f"  {family}: precision {_fmt(stats['precision'])}, recall {_fmt(stats['recall'])} "
+            f"  {family}: precision {ratio_text(stats['precision'])}, recall {ratio_text(stats['recall'])} "
             f"({stats['matched']} matched, {stats['false_positives']} FP, {stats['misses']} missed)"
         )
     if comparison.traced is not None:
@@ -158,7 +158,7 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
         lines.append(
             f"with every function that ran taken as compiled: {traced['matched']} matched, "
             f"{traced['false_positives']} false positives, {traced['misses']} missed; "
-            f"precision {_fmt(traced['precision'])}, recall {_fmt(traced['recall'])}"
+            f"precision {ratio_text(traced['precision'])}, recall {ratio_text(traced['recall'])}"
         )
     if comparison.false_positives:
         lines += ["", "false positives (ran, reported, Dynamo did not break):"]
