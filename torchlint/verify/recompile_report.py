@@ -133,7 +133,8 @@ def as_text(comparison: RecompileComparison, settings: dict, cwd: Path) -> str:
     if events:
         lines += ["", "events:"]
         for event in events:
-            by = f" [matched by {', '.join(event['matched_by'])}]" if event["matched_by"] else " [no finding]"
+            codes = ", ".join(dict.fromkeys(event["matched_by"]))  # one finding or several of a rule
+            by = f" [matched by {codes}]" if codes else " [no finding]"
             lines.append(f"  {describe_event(event, cwd)}{by}")
     if comparison.false_positives:
         lines += ["", "false positives (ran, reported, no event):"]
