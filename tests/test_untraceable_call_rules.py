@@ -133,7 +133,6 @@ def test_objects_made_in_init_are_followed(init: str, body: str, code: str) -> N
     [
         # Dynamo traces these
         ("import random\n", "k = random.randint(0, 3) + random.randrange(4) + random.uniform(0, 1)"),
-        ("import random\nRNG = random.Random(0)\n", "r = RNG.random() + RNG.randint(0, 3) + RNG.uniform(0, 1)"),
         ("import random\n", "rng = random.Random(0)\n        rng.seed(1)"),
         ("", "y = y + torch.rand(()) + torch.randn_like(y)"),
         ("import numpy as np\n", "r = np.random.rand()"),
@@ -159,6 +158,12 @@ def test_objects_made_in_init_are_followed(init: str, body: str, code: str) -> N
 )
 def test_look_alikes_stay_silent(prelude: str, body: str) -> None:
     assert codes(in_forward(body, prelude)) == []
+
+
+def test_traced_random_draws_are_no_break_but_a_constant() -> None:
+    # Dynamo traces these `random.Random` methods (no TL502) by drawing once while compiling.
+    source = in_forward("r = RNG.random() + RNG.randint(0, 3) + RNG.uniform(0, 1)", "import random\nRNG = random.Random(0)\n")
+    assert codes(source) == ["TL710", "TL710", "TL710"]
 
 
 def test_plain_config_made_in_init_deep_copies_fine() -> None:

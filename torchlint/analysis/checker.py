@@ -366,7 +366,7 @@ class LintContext:
                 return  # never runs in the mode the project compiles
             if self.profile.mode == "train" and conditions.training is False:
                 return
-            text += conditions.wording()
+            text += conditions.wording(rule.effect)
         self.findings.append(
             Finding(
                 rule,

@@ -70,6 +70,15 @@ class Compiled(Fact):
 
 
 @dataclass(frozen=True, slots=True)
+class EntryPoint(Fact):
+    """Dynamo starts a frame at the function: a compile site names it (or the module whose
+    forward it is), or the configuration does. Its parameters hold what the caller's code
+    passes from one call to the next; a helper's hold what compiled code hands it."""
+
+    function: Target
+
+
+@dataclass(frozen=True, slots=True)
 class Fullgraph(Fact):
     """Every compile site that reaches the function says `fullgraph=True`."""
 

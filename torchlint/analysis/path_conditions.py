@@ -28,15 +28,16 @@ class PathConditions:
     # the other tests it runs only under, as the source spells them (`not ...` when negated)
     others: tuple[str, ...] = ()
 
-    def wording(self) -> str:
-        """` (breaks only while training and when `...`)`, or "" where nothing limits it."""
+    def wording(self, verb: str = "breaks") -> str:
+        """` (breaks only while training and when `...`)`, or "" where nothing limits it; a
+        finding that does something else where it holds says so in ``verb`` ("recompiles")."""
         parts = []
         if self.training is True:
             parts.append("while training")
         elif self.training is False:
             parts.append("in eval mode")
         parts.extend(f"when `{test}`" for test in self.others)
-        return f" (breaks only {' and '.join(parts)})" if parts else ""
+        return f" ({verb} only {' and '.join(parts)})" if parts else ""
 
 
 class _Conditions:

@@ -413,6 +413,8 @@ class ProjectIndex:
         blocked = {(path, name) for path, outline in self.files.items() for name in outline.disabled}
         passes_through = {(path, name) for path, outline in self.files.items() for name in outline.passes_through}
         self.blocked = blocked
+        # Where frames start: named by a compile site or the configuration, not presumed.
+        self.entered = {node for node, _, explicit, _ in entries if explicit}
         self.compiled = reach(
             ((node, reason) for node, reason, _, _ in entries), self.edges, blocked, self._reason, passes_through
         )

@@ -27,6 +27,7 @@ from torchlint.analysis.conditions import (
     Compiled,
     Condition,
     Disabled,
+    EntryPoint,
     Fact,
     Fullgraph,
     HeldTensor,
@@ -82,6 +83,8 @@ class Solution:
         # Dispatched on the exact type: each kind of fact is a class of its own.
         if type(fact) is Compiled:
             return any(node in self.compiled for node in self.nodes(path, fact.function))
+        if type(fact) is EntryPoint:
+            return any(node in self.index.entered for node in self.nodes(path, fact.function))
         if type(fact) is Fullgraph:
             nodes = self.nodes(path, fact.function)
             return bool(nodes) and all(node in self.fullgraph for node in nodes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.conditions import FALSE, Condition, EntryPoint
 from torchlint.analysis.kind_vocabulary import Kind
 from torchlint.rules.context import RuleContext
 
@@ -26,10 +27,20 @@ def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
-def passed_parameter(node: cst.BaseExpression, ctx: RuleContext) -> str | None:
+def entry_condition(ctx: RuleContext) -> Condition:
+    """A parameter holds what the caller's code passes, changing from call to call, only where
+    Dynamo starts a frame at the function; a helper it calls gets what compiled code hands it,
+    most often the same on every call (`max_distance=self.max_distance`)."""
+    function = ctx.function
+    return FALSE if function is None else EntryPoint(function.qualname)
+
+
+def passed_parameter(node: cst.BaseExpression, ctx: RuleContext, items: bool = False) -> str | None:
     """The parameter of the compiled function that ``node`` reads as it came in, through
-    arithmetic and one local alias (`lr = group["lr"]`): a Python value the caller chooses.
-    `group["lr"]` counts as its parameter `group`. None for a tensor, `self` and anything else."""
+    arithmetic and one local alias: a Python value the caller chooses. With ``items``,
+    `group["lr"]` counts as its parameter `group` (an optimizer's param group); without, an item
+    of a parameter is taken for configuration (`block_size[0]`). None for a tensor, `self` and
+    anything else."""
     kinds = ctx.kinds
     if kinds is None or ctx.is_tensor(node):
         return None
@@ -41,7 +52,7 @@ def passed_parameter(node: cst.BaseExpression, ctx: RuleContext) -> str | None:
         if isinstance(value, _ARITHMETIC):
             pending.extend(_operands(value))
             continue
-        if isinstance(value, cst.Subscript):
+        if isinstance(value, cst.Subscript) and items:
             value = value.value
         if not isinstance(value, cst.Name):
             continue

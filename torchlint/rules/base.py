@@ -69,6 +69,9 @@ class Rule:
     # The backends under which the hazard shows (TL7xx): a rule for what only inductor
     # specializes says ("inductor",), and its page's examples run under inductor.
     backends: ClassVar[tuple[str, ...]] = ("eager", "inductor")
+    # What a finding does where it holds, as its message says when that is only on one path
+    # ("breaks only while training").
+    effect: ClassVar[str] = "breaks"
     severity: ClassVar[Severity] = Severity.ERROR
     compiled_only: ClassVar[bool] = True
     # The rule's cases, each a small module (dedented before it is linted): `invalid` ones

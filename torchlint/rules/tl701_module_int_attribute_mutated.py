@@ -17,8 +17,15 @@ _REMEDY = (
 
 
 def _int_attribute(cls: ClassInfo, attr: str) -> bool:
-    """The class starts the attribute as an int (`self.calls = 0`)."""
-    return any(is_int_literal(value) for value, _ in cls.attribute_history.get(attr, ()))
+    """The class starts the attribute as an int (`self.calls = 0`) and sets no fixed number
+    again outside `__init__`: a counter that another method resets on every call
+    (`self.pooling_mult = 1` before the layers double it) starts each call from the same
+    value, which costs one recompile at most."""
+    history = cls.attribute_history.get(attr, ())
+    init = cls.methods.get("__init__")
+    return any(is_int_literal(value) for value, _ in history) and not any(
+        is_int_literal(value) and (init is None or scope is not init.scope) for value, scope in history
+    )
 
 
 def _changes(value: cst.BaseExpression) -> bool:
@@ -33,6 +40,7 @@ def _constant_name(value: cst.BaseExpression) -> bool:
 class ModuleIntAttributeMutated(Rule):
     code = "TL701"
     name = "module-int-attribute-mutated"
+    effect = "recompiles"
     message = (
         "an int attribute of an nn.Module is a constant of the graph: changing it between calls "
         "recompiles on every new value; " + _REMEDY

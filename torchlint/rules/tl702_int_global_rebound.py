@@ -46,6 +46,7 @@ def _item_key(node: cst.BaseExpression) -> tuple[str, str] | None:
 class IntGlobalRebound(Rule):
     code = "TL702"
     name = "int-global-rebound"
+    effect = "recompiles"
     message = (
         "an int global read in compiled code is a constant of the graph: rebinding it between calls "
         "recompiles on every new value; " + _REMEDY

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._changing_values import input_size, passed_parameter
+from torchlint.rules._changing_values import entry_condition, input_size, passed_parameter
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -10,6 +10,7 @@ from torchlint.rules.context import RuleContext
 class LoopOverChangingInt(Rule):
     code = "TL703"
     name = "loop-over-changing-int"
+    effect = "recompiles"
     message = (
         "a loop over `range()` of a number the caller passes is unrolled into the graph, so every "
         "new value recompiles; loop over a fixed count, or keep the count in a tensor"
@@ -36,7 +37,7 @@ class LoopOverChangingInt(Rule):
             f"this loop runs `range()` over {what}: Dynamo unrolls it and guards on the exact value, "
             "so every new value recompiles (up to `recompile_limit`, then the code runs eagerly)"
         )
-        ctx.report(type(self), node, message, header_only=True)
+        ctx.report(type(self), node, message, header_only=True, when=entry_condition(ctx))
 
     invalid = (
         """
@@ -59,6 +60,9 @@ class LoopOverChangingInt(Rule):
                 for i in range(tokens.shape[1]):
                     out.append(tokens[:, i] * 2)
                 return torch.stack(out, 1)
+
+
+        decoder = torch.compile(Decoder())
         """,
     )
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rules._changing_values import passed_parameter
+from torchlint.rules._changing_values import entry_condition, passed_parameter
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -23,6 +23,7 @@ SPECIALIZING = frozenset(
 class MathOnFloatArgument(Rule):
     code = "TL704"
     name = "math-on-float-argument"
+    effect = "recompiles"
     message = (
         "a `math` function on a number the caller passes makes Dynamo guard on its exact value, "
         "so every new value recompiles; pass a 0-d tensor and use the torch function"
@@ -44,7 +45,7 @@ class MathOnFloatArgument(Rule):
                     "exact value: every new value recompiles (up to `recompile_limit`, then the code "
                     "runs eagerly)"
                 )
-                ctx.report(type(self), node, message)
+                ctx.report(type(self), node, message, when=entry_condition(ctx))
                 return
 
     invalid = (
@@ -68,6 +69,12 @@ class MathOnFloatArgument(Rule):
             def forward(self, x, step, half_life=1000.0):
                 rate = math.log(2) * step / half_life
                 return x * math.pow(0.5, step / half_life) + rate
+
+
+        def train(batches):
+            compiled = torch.compile(Decay())
+            for step, batch in enumerate(batches):
+                compiled(batch, step)
         """,
     )
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.scopes import Scope, qualified_name
-from torchlint.rules._changing_values import passed_parameter
+from torchlint.rules._changing_values import entry_condition, passed_parameter
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -29,6 +29,7 @@ def _named_backend(call: cst.Call) -> str | None:
 class FloatScalarUnderInductor(Rule):
     code = "TL708"
     name = "float-scalar-under-inductor"
+    effect = "recompiles"
     message = (
         "a Python float the caller passes as a scalar argument (`alpha=`, `value=`, a `lerp` weight) is a constant of the "
         "inductor kernel, so every new value recompiles; pass a tensor or multiply instead"
@@ -59,14 +60,14 @@ class FloatScalarUnderInductor(Rule):
                 keyword = "weight"
             if keyword not in _SCALAR_KEYWORDS or op not in _SCALAR_KEYWORDS[keyword]:
                 continue
-            parameter = passed_parameter(arg.value, ctx)
+            parameter = passed_parameter(arg.value, ctx, items=True)
             if parameter is None or isinstance(arg.value, (cst.Integer, cst.Float)):
                 continue
             message = (
                 f"`{keyword}=` takes a Python number the caller passes (through `{parameter}`): inductor makes it a "
                 "constant of the kernel, so every new value recompiles (up to `recompile_limit`)"
             )
-            ctx.report(type(self), arg, message)
+            ctx.report(type(self), arg, message, when=entry_condition(ctx))
 
     invalid = (
         """

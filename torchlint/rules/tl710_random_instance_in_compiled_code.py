@@ -15,6 +15,7 @@ _RANDOM_CLASSES = frozenset({"random.Random"})
 class RandomInstanceInCompiledCode(Rule):
     code = "TL710"
     name = "random-instance-in-compiled-code"
+    effect = "returns a constant"
     message = (
         "a `random.Random` draw in compiled code is made once, while compiling, and the graph returns "
         "that same number on every call; draw from torch's RNG instead"
