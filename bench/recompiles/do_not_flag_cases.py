@@ -71,7 +71,7 @@ def lambda_per_step():
     """A fresh lambda each step closing over the step's scale."""
     for step in range(CALLS):
         scale = 1.0 + step
-        yield (lambda x: x * scale), (torch.randn(4, 8),)
+        yield (lambda x: x * scale), (torch.randn(4, 8),)  # noqa: B023 - called before the next step rebinds it
 
 
 def smooth(x):
