@@ -5,6 +5,7 @@ kind, cases that must not be flagged among them."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import textwrap
 from collections import Counter
@@ -15,8 +16,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from _corpus import HALVES  # noqa: E402
-from _recompile_corpus import (  # noqa: E402
+from _corpus import HALVES
+from _recompile_corpus import (
     CASES,
     HAZARDS,
     NO_HAZARD,
@@ -100,3 +101,23 @@ def test_the_digest_notices_a_half_that_moved(cases):
                                             HALVES[1 - HALVES.index(case.half)], case.note)
              for index, case in enumerate(cases)]
     assert halves_digest(moved) != halves_digest(cases)
+
+
+def test_the_recorded_truth_holds_every_case_under_eager_and_a_stated_subset_under_inductor(cases):
+    truth = json.loads((REPO / "bench" / "recompile_truth.json").read_text(encoding="utf-8"))
+    eager = truth["backends"]["eager"]["cases"]
+    assert set(eager) == {case.id for case in cases}
+    assert all(record["status"] == "ok" and record["calls"] >= 10 for record in eager.values())
+    if "inductor" in truth["backends"]:
+        assert set(truth["backends"]["inductor"]["cases"]) <= set(eager)
+
+
+def test_the_recorded_events_are_verifys_reading_of_the_recorded_frames(cases):
+    # An event: a frame with more than two recompiles or the limit hit, outputs that differ from
+    # eager, nothing compiled; the scorer recomputes them from the frames the same way.
+    truth = json.loads((REPO / "bench" / "recompile_truth.json").read_text(encoding="utf-8"))
+    for backend, run in truth["backends"].items():
+        for name, record in run["cases"].items():
+            frames = sum(f["recompiles"] > 2 or f["limit_hit"] for f in record["frames"])
+            whole = (record["outputs_match"] is False) + bool(record["compiled_nothing"])
+            assert len(record["events"]) == frames + whole, (backend, name)
