@@ -46,11 +46,16 @@ class SpecializingDynamoConfig(Rule):
         if not _imports_torch(summary):
             return
         marks_dynamic = False
+        # Whether the file reaches into torch._dynamo: only then are its statements read for
+        # config assignments (with a compile of its own, below).
+        reaches_dynamo = _imports_dynamo(summary)
         patches: list[tuple[cst.Call, list[str]]] = []
         statics: list[cst.Call] = []
         for call, scope, _ in summary.calls:
             func = call.func
             last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+            if not reaches_dynamo and type(func) is cst.Attribute:
+                reaches_dynamo = _through_dynamo(func)
             if last == "patch":
                 if qualified_name(func, scope) == _PATCH:
                     patched = _patched_settings(call)
@@ -71,7 +76,8 @@ class SpecializingDynamoConfig(Rule):
             for function in dict.fromkeys(site.runs for site in sites if site.runs is not None)
             if function is not None
         )
-        for statement, small, setting, function in _assignments(summary):
+        assignments = _assignments(summary) if reaches_dynamo or sites else ()
+        for statement, small, setting, function in assignments:
             if setting == "automatic_dynamic_shapes" and sizes_dynamic:
                 continue
             value, what = _SPECIALIZING[setting]
@@ -205,6 +211,21 @@ def _imports_torch(summary: FileSummary) -> bool:
     return any(name == "torch" or name.startswith("torch.") for scope in scopes for name in scope.imports.values())
 
 
+def _imports_dynamo(summary: FileSummary) -> bool:
+    scopes = [summary.scope, *(function.scope for function in summary.functions)]
+    return any(name.startswith("torch._dynamo") for scope in scopes for name in scope.imports.values())
+
+
+def _through_dynamo(func: cst.Attribute) -> bool:
+    """`torch._dynamo.reset()`, `torch._dynamo.config.patch(...)`: a call reached through `_dynamo`."""
+    node: cst.BaseExpression = func.value
+    while type(node) is cst.Attribute:
+        if node.attr.value == "_dynamo":
+            return True
+        node = node.value
+    return False
+
+
 def _is_true(node: cst.BaseExpression) -> bool | None:
     if type(node) is cst.Name and node.value in ("True", "False"):
         return node.value == "True"
@@ -247,52 +268,58 @@ def _says_dynamic(site: cst.CSTNode) -> bool:
     )
 
 
+# Compound statements' fields that hold blocks (or, for `elif`, the next `if`).
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    cst.If: ("body", "orelse"), cst.Else: ("body",), cst.For: ("body", "orelse"), cst.While: ("body", "orelse"),
+    cst.Try: ("body", "handlers", "orelse", "finalbody"), cst.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    cst.ExceptHandler: ("body",), cst.ExceptStarHandler: ("body",), cst.Finally: ("body",), cst.With: ("body",),
+    cst.Match: ("cases",), cst.MatchCase: ("body",),
+}
+
+
 def _assignments(summary: FileSummary) -> Iterator[tuple[cst.CSTNode, cst.BaseSmallStatement, str, FunctionInfo | None]]:
     """`torch._dynamo.config.<setting> = <specializing value>` statements, however torch is
-    imported, at module level, in classes and in functions: (line, statement, setting, function)."""
+    imported, at module level, in classes and in functions: (line, statement, setting, function).
+    Statements only: no expression is walked."""
     functions = {id(function.node): function for function in summary.functions if function.lambda_node is None}
     class_scopes = {id(info.node): info.scope for info in summary.classes.values()}
     pending: list[tuple[cst.CSTNode, Scope, FunctionInfo | None]] = [(summary.module, summary.scope, None)]
     while pending:
         node, scope, function = pending.pop()
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        kind = type(node)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
             for small in node.body:
-                setting = _setting_assigned(small, scope)
-                if setting is not None:
-                    yield node, small, setting, function
-            continue
-        if isinstance(node, cst.FunctionDef):
+                if type(small) is cst.Assign or type(small) is cst.AnnAssign:
+                    setting = _setting_assigned(small, scope)
+                    if setting is not None:
+                        yield node, small, setting, function
+        elif kind is cst.Module or kind is cst.IndentedBlock:
+            pending.extend((child, scope, function) for child in reversed(node.body))
+        elif kind is cst.FunctionDef:
             inner = functions.get(id(node))
             if inner is not None:
                 pending.append((node.body, inner.scope, inner))
-            continue
-        if isinstance(node, cst.ClassDef):
+        elif kind is cst.ClassDef:
             pending.append((node.body, class_scopes.get(id(node), scope), function))
-            continue
-        if isinstance(node, (cst.Module, cst.IndentedBlock)):
-            pending.extend((child, scope, function) for child in reversed(node.body))
-            continue
-        for name in ("body", "orelse", "handlers", "finalbody", "cases"):
-            child = getattr(node, name, None)
-            if isinstance(child, (list, tuple)):
-                pending.extend((item, scope, function) for item in reversed(child))
-            elif isinstance(child, cst.CSTNode):
-                pending.append((child, scope, function))
+        else:
+            for name in reversed(_BLOCKS.get(kind, ())):
+                child = getattr(node, name)
+                if type(child) is list or type(child) is tuple:
+                    pending.extend((item, scope, function) for item in reversed(child))
+                elif child is not None:
+                    pending.append((child, scope, function))
 
 
-def _setting_assigned(small: cst.BaseSmallStatement, scope: Scope) -> str | None:
-    if type(small) is cst.Assign:
-        targets = [target.target for target in small.targets]
-    elif type(small) is cst.AnnAssign and small.value is not None:
-        targets = [small.target]
-    else:
+def _setting_assigned(small: cst.Assign | cst.AnnAssign, scope: Scope) -> str | None:
+    if small.value is None:
         return None
-    value = _is_true(small.value) if small.value is not None else None
+    targets = [target.target for target in small.targets] if type(small) is cst.Assign else [small.target]
     for target in targets:
         if type(target) is not cst.Attribute:
             continue
         setting = target.attr.value
-        if setting in _SPECIALIZING and value is _SPECIALIZING[setting][0]:
+        specializing = _SPECIALIZING.get(setting)
+        if specializing is not None and _is_true(small.value) is specializing[0]:
             if qualified_name(target.value, scope) == _CONFIG:
                 return setting
     return None
