@@ -359,6 +359,19 @@ def test_tl707_every_spelling_of_the_config():
     assert rows(source, "TL707") == [7, 11, 12, 17, 19, 21]
 
 
+def test_tl707_a_patch_that_makes_room_for_the_graphs_is_deliberate():
+    source = """
+        import torch
+
+
+        def solve(program, x):
+            with torch._dynamo.config.patch(specialize_int=True, recompile_limit=64):
+                return program(x)
+        """
+    assert rows(source, "TL707") == []
+    assert rows(source.replace(", recompile_limit=64", ""), "TL707") == [5]
+
+
 def test_tl707_mark_static_on_a_dimension_only():
     source = """
         import torch

@@ -267,10 +267,10 @@ def _structure(
                 return None
             return _literal_structure(assigned, changing_names(order, value_at, assigned), scope, growing)
         return None
-    placed = order.place([compiled.call]).get(id(compiled.call))
-    if placed is None:
+    call_placed = order.place([compiled.call]).get(id(compiled.call))
+    if call_placed is None:
         return None
-    return _literal_structure(value, changing_names(order, placed, compiled.call), scope, growing)
+    return _literal_structure(value, changing_names(order, call_placed, compiled.call), scope, growing)
 
 
 def _literal_structure(value, changing: set[str], scope, growing) -> str | None:

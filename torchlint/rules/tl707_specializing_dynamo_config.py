@@ -26,6 +26,9 @@ _SPECIALIZING = {
     "automatic_dynamic_shapes": (False, "every tensor size"),
 }
 _LIMIT = "(up to `recompile_limit`, then the code runs eagerly)"
+# The settings that bound how many graphs a frame keeps: a patch that raises one along with a
+# specializing setting expects the graphs it makes.
+_LIMITS = frozenset({"recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"})
 
 
 class SpecializingDynamoConfig(Rule):
@@ -248,6 +251,8 @@ def _patched_settings(call: cst.Call) -> list[str]:
                 key = element.key.evaluated_value
                 if isinstance(key, str):
                     pairs.append((key, element.value))
+    if any(setting in _LIMITS for setting, _ in pairs):
+        return []  # specializing on purpose, with room for the graphs it makes
     return [
         setting for setting, value in pairs
         if setting in _SPECIALIZING and _is_true(value) is _SPECIALIZING[setting][0]
