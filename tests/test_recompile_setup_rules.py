@@ -405,6 +405,26 @@ def test_tl707_automatic_dynamic_off_is_left_alone_where_sizes_stay_dynamic():
     assert rows(one_static_site, "TL707") == [3]
 
 
+def test_tl707_marking_dimensions_dynamic_counts_where_the_setting_is():
+    source = """
+        import torch
+
+
+        def marked(batches, step):
+            torch._dynamo.config.automatic_dynamic_shapes = False
+            for x in batches:
+                torch._dynamo.mark_dynamic(x, 1)
+                step(x)
+
+
+        def unmarked(batches, step):
+            torch._dynamo.config.automatic_dynamic_shapes = False
+            for x in batches:
+                step(x)
+        """
+    assert rows(source, "TL707") == [12]
+
+
 def test_tl707_points_at_the_functions_the_file_compiles():
     [finding] = [d for d in lint(
         """

@@ -48,13 +48,14 @@ class SpecializingDynamoConfig(Rule):
         summary = ctx.summary
         if not _imports_torch(summary):
             return
-        marks_dynamic = False
+        # the functions (None: module level) that mark dimensions dynamic themselves
+        marking: set[int] = set()
         # Whether the file reaches into torch._dynamo: only then are its statements read for
         # config assignments (with a compile of its own, below).
         reaches_dynamo = _imports_dynamo(summary)
-        patches: list[tuple[cst.Call, list[str]]] = []
+        patches: list[tuple[cst.Call, list[str], FunctionInfo | None]] = []
         statics: list[cst.Call] = []
-        for call, scope, _ in summary.calls:
+        for call, scope, caller in summary.calls:
             func = call.func
             last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
             if not reaches_dynamo and type(func) is cst.Attribute:
@@ -63,16 +64,21 @@ class SpecializingDynamoConfig(Rule):
                 if qualified_name(func, scope) == _PATCH:
                     patched = _patched_settings(call)
                     if patched:
-                        patches.append((call, patched))
+                        patches.append((call, patched, caller))
             elif last == "mark_static":
                 if qualified_name(func, scope) in _MARK_STATIC and _names_a_dimension(call):
                     statics.append(call)
             elif last in ("mark_dynamic", "maybe_mark_dynamic"):
-                marks_dynamic = marks_dynamic or qualified_name(func, scope) in _MARK_DYNAMIC
-        # Sizes stay dynamic where every compile of the file says `dynamic=True`, or the file
-        # marks the dimensions that change itself.
+                if qualified_name(func, scope) in _MARK_DYNAMIC:
+                    marking.add(id(caller))
         sites = compile_sites(summary, ctx.call_index)
-        sizes_dynamic = marks_dynamic or (bool(sites) and all(_says_dynamic(site.node) for site in sites))
+        all_dynamic = bool(sites) and all(_says_dynamic(site.node) for site in sites)
+
+        def sizes_dynamic(where: FunctionInfo | None) -> bool:
+            """Sizes stay dynamic where every compile of the file says `dynamic=True`, or where the
+            code that turns automatic dynamic shapes off marks the dimensions that change itself
+            (the function it is in; anywhere in the file for a module-level setting)."""
+            return all_dynamic or (bool(marking) if where is None else id(where) in marking)
         related = tuple(
             Finding(type(self), function.name_node, function.name_node, f"`{function.qualname}` is compiled under it", None,
                     function=function)
@@ -81,7 +87,7 @@ class SpecializingDynamoConfig(Rule):
         )
         assignments = _assignments(summary) if reaches_dynamo or sites else ()
         for statement, small, setting, function in assignments:
-            if setting == "automatic_dynamic_shapes" and sizes_dynamic:
+            if setting == "automatic_dynamic_shapes" and sizes_dynamic(function):
                 continue
             value, what = _SPECIALIZING[setting]
             message = (
@@ -89,8 +95,8 @@ class SpecializingDynamoConfig(Rule):
                 f"{_noun(setting)} compiles again {_LIMIT}; {_remedy(setting)}"
             )
             ctx.report(type(self), small, message, related=related, fix=_removal(statement, function, summary, setting))
-        for call, settings in patches:
-            settings = [s for s in settings if not (s == "automatic_dynamic_shapes" and sizes_dynamic)]
+        for call, settings, caller in patches:
+            settings = [s for s in settings if not (s == "automatic_dynamic_shapes" and sizes_dynamic(caller))]
             if not settings:
                 continue
             shown = ", ".join(f"{s}={_SPECIALIZING[s][0]}" for s in settings)
