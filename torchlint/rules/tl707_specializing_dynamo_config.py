@@ -6,8 +6,9 @@ import libcst as cst
 
 from torchlint.analysis.scopes import Scope, qualified_name
 from torchlint.analysis.summary import FileSummary, FunctionInfo
+from torchlint.parse.cst_walk import walk
 from torchlint.report.diagnostic import Applicability
-from torchlint.rules._setup_code import compile_sites
+from torchlint.rules._setup_code import CompileSite, ScopeOrders, compile_sites
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 from torchlint.rules.fixes import FixPlan, NodeEdit, remove_statement
@@ -54,7 +55,7 @@ class SpecializingDynamoConfig(Rule):
         # config assignments (with a compile of its own, below).
         reaches_dynamo = _imports_dynamo(summary)
         patches: list[tuple[cst.Call, list[str], FunctionInfo | None]] = []
-        statics: list[cst.Call] = []
+        statics: list[tuple[cst.Call, FunctionInfo | None]] = []
         for call, scope, caller in summary.calls:
             func = call.func
             last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
@@ -67,7 +68,7 @@ class SpecializingDynamoConfig(Rule):
                         patches.append((call, patched, caller))
             elif last == "mark_static":
                 if qualified_name(func, scope) in _MARK_STATIC and _names_a_dimension(call):
-                    statics.append(call)
+                    statics.append((call, caller))
             elif last in ("mark_dynamic", "maybe_mark_dynamic"):
                 if qualified_name(func, scope) in _MARK_DYNAMIC:
                     marking.add(id(caller))
@@ -79,12 +80,18 @@ class SpecializingDynamoConfig(Rule):
             code that turns automatic dynamic shapes off marks the dimensions that change itself
             (the function it is in; anywhere in the file for a module-level setting)."""
             return all_dynamic or (bool(marking) if where is None else id(where) in marking)
-        related = tuple(
-            Finding(type(self), function.name_node, function.name_node, f"`{function.qualname}` is compiled under it", None,
-                    function=function)
-            for function in dict.fromkeys(site.runs for site in sites if site.runs is not None)
-            if function is not None
-        )
+        compiled_here = [site.runs for site in sites if site.runs is not None]
+        orders = ScopeOrders(summary)
+
+        def related(node: cst.CSTNode, where: FunctionInfo | None) -> tuple[Finding, ...]:
+            """What runs under the setting, where the file shows it: the functions the scope calls
+            or hands on after it (a function), or every function the file compiles (module level)."""
+            runs = compiled_here if where is None else _run_after(node, where, orders, sites, ctx)
+            return tuple(
+                Finding(type(self), run.name_node, run.name_node, f"`{run.qualname}` runs under it", None, function=run)
+                for run in dict.fromkeys(runs)
+            )
+
         assignments = _assignments(summary) if reaches_dynamo or sites else ()
         for statement, small, setting, function in assignments:
             if setting == "automatic_dynamic_shapes" and sizes_dynamic(function):
@@ -94,7 +101,8 @@ class SpecializingDynamoConfig(Rule):
                 f"`torch._dynamo.config.{setting} = {value}` makes {what} a constant of the graph: each new "
                 f"{_noun(setting)} compiles again {_LIMIT}; {_remedy(setting)}"
             )
-            ctx.report(type(self), small, message, related=related, fix=_removal(statement, function, summary, setting))
+            fix = _removal(statement, function, summary, setting)
+            ctx.report(type(self), small, message, related=related(small, function), fix=fix)
         for call, settings, caller in patches:
             settings = [s for s in settings if not (s == "automatic_dynamic_shapes" and sizes_dynamic(caller))]
             if not settings:
@@ -105,14 +113,14 @@ class SpecializingDynamoConfig(Rule):
                 f"`torch._dynamo.config.patch({shown})` makes {what} a constant of the graph while it holds: each "
                 f"new {_noun(settings[0])} compiles again {_LIMIT}; {_remedy(settings[0])}"
             )
-            ctx.report(type(self), call, message, related=related)
-        for call in statics:
+            ctx.report(type(self), call, message, related=related(call, caller))
+        for call, caller in statics:
             message = (
                 "`torch._dynamo.mark_static` makes that dimension a constant of the graph: each new size of it "
                 f"compiles again {_LIMIT}; leave it to Dynamo (a size that changes costs one recompile, then stays "
                 "symbolic), or `torch._dynamo.mark_dynamic` it"
             )
-            ctx.report(type(self), call, message, related=related)
+            ctx.report(type(self), call, message, related=related(call, caller))
 
     invalid = (
         """
@@ -218,6 +226,42 @@ def _imports_torch(summary: FileSummary) -> bool:
     """A first test: a file that imports nothing of torch sets no Dynamo config."""
     scopes = [summary.scope, *(function.scope for function in summary.functions)]
     return any(name == "torch" or name.startswith("torch.") for scope in scopes for name in scope.imports.values())
+
+
+def _run_after(
+    node: cst.CSTNode, where: FunctionInfo, orders: ScopeOrders, sites: list[CompileSite], ctx: RuleContext
+) -> list[FunctionInfo]:
+    """The functions of the file that ``where`` calls or hands on (`yield step, args`) from
+    ``node`` on (the whole of a loop ``node`` is in): a function by its name, a callable compiled
+    under a name, a module of the file by its instance."""
+    order = orders.of(where)
+    placed = order.place([node]).get(id(node))
+    if placed is None:
+        return []
+    first = order.spans[id(placed.loops[0])][0] if placed.loops else placed.order
+    bound = {site.bound: site.runs for site in sites if site.bound is not None and site.runs is not None}
+    scope = where.scope
+    found: list[FunctionInfo] = []
+
+    def visit(child: cst.CSTNode) -> bool | None:
+        if type(child) is cst.Attribute:
+            walk(child.value, visit)  # `x.step` names an attribute, not the function `step`
+            return True
+        if type(child) is not cst.Name:
+            return None
+        run = ctx.call_index.local_function(child, scope) or bound.get(child.value)
+        if run is None:
+            instance = ctx.call_index.instance_class(child, where, scope)
+            target = ctx.call_index.instance_call(instance) if instance is not None and not isinstance(instance, str) else None
+            run = target if isinstance(target, FunctionInfo) else None
+        if run is not None:
+            found.append(run)
+        return None
+
+    for statement, parts, _ in order.entries[first:]:
+        for part in parts:
+            walk(part, visit)
+    return found
 
 
 def _imports_dynamo(summary: FileSummary) -> bool:
