@@ -187,15 +187,17 @@ class ScopeOrder:
         """id(node) -> where it is, for the nodes of ``nodes`` that are this scope's code."""
         wanted = {id(node) for node in nodes}
         found: dict[int, Placed] = {}
+        here: list[Placed] = []  # the statement being walked
+
+        def visit(node: cst.CSTNode) -> bool | None:
+            if id(node) in wanted:
+                found[id(node)] = here[0]
+            return None
+
         for order, (statement, parts, loops) in enumerate(self.entries):
             if len(found) == len(wanted):
                 break
-
-            def visit(node: cst.CSTNode) -> bool | None:
-                if id(node) in wanted:
-                    found[id(node)] = Placed(order, loops, statement)
-                return None
-
+            here[:] = [Placed(order, loops, statement)]
             for part in parts:
                 walk(part, visit)
         return found

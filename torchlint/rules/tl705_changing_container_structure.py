@@ -230,7 +230,7 @@ def _changing_structure(
     if parameter is None:
         return None
     order = orders.of(compiled.function)
-    what = _structure(value, compiled, order, growing, ctx)
+    what = _structure(value, compiled, order, growing)
     if what is None or not reads(runs, parameter):
         return None
     return what
@@ -252,7 +252,6 @@ def _structure(
     compiled: CompiledCall,
     order: ScopeOrder,
     growing: dict[tuple[int, str], list[cst.Call]],
-    ctx: RuleContext,
 ) -> str | None:
     scope = compiled.scope
     if type(value) is cst.Name:

@@ -66,7 +66,7 @@ class StringOrIdInCompiledCode(Rule):
         orders = ScopeOrders(ctx.summary)
         for compiled in calls:
             for position, arg in enumerate(compiled.call.args):
-                if arg.star or not _may_be_string(arg.value, compiled.scope):
+                if arg.star or not _may_be_string(arg.value):
                     continue
                 self._check(arg, position, compiled, orders, ctx)
 
@@ -223,7 +223,7 @@ class StringOrIdInCompiledCode(Rule):
     )
 
 
-def _may_be_string(value: cst.BaseExpression, scope: Scope) -> bool:
+def _may_be_string(value: cst.BaseExpression) -> bool:
     """A first test, before anything is placed: a string expression, or a name."""
     return type(value) in (cst.FormattedString, cst.Name, cst.Call, cst.BinaryOperation)
 

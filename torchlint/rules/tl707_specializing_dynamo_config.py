@@ -258,7 +258,7 @@ def _run_after(
             found.append(run)
         return None
 
-    for statement, parts, _ in order.entries[first:]:
+    for _, parts, _ in order.entries[first:]:
         for part in parts:
             walk(part, visit)
     return found
