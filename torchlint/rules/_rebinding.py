@@ -1,9 +1,9 @@
 """What code outside compiled functions does between calls: the statements that rebind a
-value in a loop, and the objects a scope hands to `torch.compile`.
+value, and whether they run in a loop.
 
 The recompile rules whose cause is a mutation (TL701's `model.epoch = epoch`, TL702's
-`global STEP`) look here. Only statements are walked (never expressions), and only in the
-scopes that may matter, so a file with nothing of the kind costs a scan of its calls.
+`global STEP`) look here, only in files that hold a candidate (a class that starts an
+attribute as an int, a global int), and walk statements only, never expressions.
 """
 
 from __future__ import annotations
@@ -13,11 +13,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.analysis.scopes import Scope, qualified_name
+from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import FileSummary, FunctionInfo
-
-_COMPILE = "torch.compile"
-
 
 @dataclass(frozen=True)
 class Statement:
@@ -60,23 +57,6 @@ def scope_bodies(summary: FileSummary) -> Iterator[tuple[FunctionInfo | None, Sc
     for function in summary.functions:
         if function.lambda_node is None:
             yield function, function.scope, function.node.body
-
-
-def compiled_names(summary: FileSummary) -> dict[int, set[str]]:
-    """id(scope) -> the names the scope compiles: `torch.compile(model)`, `model.compile()`."""
-    compiled: dict[int, set[str]] = {}
-    for call, scope, _ in summary.calls:
-        func = call.func
-        name: str | None = None
-        if isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Name):
-            if qualified_name(func, scope) != _COMPILE:
-                name = func.value.value
-        if name is None and call.args and isinstance(call.args[0].value, cst.Name):
-            if isinstance(func, (cst.Name, cst.Attribute)) and qualified_name(func, scope) == _COMPILE:
-                name = call.args[0].value.value
-        if name is not None:
-            compiled.setdefault(id(scope), set()).add(name)
-    return compiled
 
 
 def is_int_literal(node: cst.BaseExpression | None) -> bool:

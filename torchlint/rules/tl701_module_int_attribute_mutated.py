@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.conditions import Compiled, IsModule, all_of, any_of
+from torchlint.analysis.conditions import Compiled, Condition, IsModule, all_of, any_of, negated
 from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import ClassInfo, FunctionInfo
 from torchlint.parse.cst_walk import walk
-from torchlint.rules._rebinding import compiled_names, is_int_literal, scope_bodies, small_statements
+from torchlint.rules._rebinding import is_int_literal, scope_bodies, small_statements
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -17,15 +17,24 @@ _REMEDY = (
 
 
 def _int_attribute(cls: ClassInfo, attr: str) -> bool:
-    """The class starts the attribute as an int (`self.calls = 0`) and sets no fixed number
-    again outside `__init__`: a counter that another method resets on every call
-    (`self.pooling_mult = 1` before the layers double it) starts each call from the same
-    value, which costs one recompile at most."""
-    history = cls.attribute_history.get(attr, ())
+    """The class starts the attribute as an int (`self.calls = 0`)."""
+    return any(is_int_literal(value) for value, _ in cls.attribute_history.get(attr, ()))
+
+
+def _counting(cls: ClassInfo, attr: str) -> Condition:
+    """Where a change of the attribute recompiles: the class is a module, and no method that
+    sets it back to a fixed number outside `__init__` runs compiled. A counter reset on every
+    call (`self.pooling_mult = 1` before the layers double it) starts each call from the same
+    value, which costs one recompile at most; one reset by `reset()` between epochs does not."""
     init = cls.methods.get("__init__")
-    return any(is_int_literal(value) for value, _ in history) and not any(
-        is_int_literal(value) and (init is None or scope is not init.scope) for value, scope in history
-    )
+    init_scope = init.scope if init is not None else None
+    resets = {
+        method.qualname
+        for method in cls.methods.values()
+        for value, scope in cls.attribute_history.get(attr, ())
+        if is_int_literal(value) and scope is not init_scope and scope is method.scope
+    }
+    return all_of(IsModule(cls.qualname), *(negated(Compiled(reset)) for reset in sorted(resets)))
 
 
 def _changes(value: cst.BaseExpression) -> bool:
@@ -77,19 +86,19 @@ class ModuleIntAttributeMutated(Rule):
             "the graph: changing it here makes every call recompile (up to `recompile_limit`, then the code "
             "runs eagerly)"
         )
-        ctx.report(type(self), node, message, related=uses, when=IsModule(cls.qualname))
+        ctx.report(type(self), node, message, related=uses, when=_counting(cls, attr))
 
-    # -- outside: `model.epoch = epoch` in a loop, on a model compiled in that scope ----------
+    # -- outside: `model.epoch = epoch` in a loop, on a model of the file's own class ---------
 
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
-        summary = ctx.summary
-        compiled = compiled_names(summary)
-        if not compiled:
+        # Only a class of this file shows which of its attributes are ints read in `forward`;
+        # a file whose classes start no attribute as an int has nothing to walk for.
+        counters = {
+            attr for cls in ctx.summary.classes.values() for attr in cls.attribute_history if _int_attribute(cls, attr)
+        }
+        if not counters:
             return
-        for function, scope, body in scope_bodies(summary):
-            names = compiled.get(id(scope))
-            if not names:
-                continue
+        for function, scope, body in scope_bodies(ctx.summary):
             for statement in small_statements(body):
                 node = statement.node
                 if isinstance(node, cst.Assign) and statement.in_loop and _changes(node.value):
@@ -102,7 +111,7 @@ class ModuleIntAttributeMutated(Rule):
                     if (
                         isinstance(target, cst.Attribute)
                         and isinstance(target.value, cst.Name)
-                        and target.value.value in names
+                        and target.attr.value in counters
                     ):
                         self._from_outside(node, target, target.value, function, scope, ctx)
 
@@ -125,7 +134,7 @@ class ModuleIntAttributeMutated(Rule):
         if not uses:
             return
         message = (
-            f"`{owner.value}.{attr}` is an int attribute of the compiled nn.Module `{cls.qualname}`, a constant of the "
+            f"`{owner.value}.{attr}` is an int attribute of the nn.Module `{cls.qualname}`, a constant of the "
             "graph: setting it between calls makes every call recompile (up to `recompile_limit`, then the "
             "code runs eagerly)"
         )
@@ -136,7 +145,7 @@ class ModuleIntAttributeMutated(Rule):
             node,
             message,
             related=uses,
-            when=all_of(IsModule(cls.qualname), any_of(*(Compiled(reader) for reader in readers))),
+            when=all_of(_counting(cls, attr), any_of(*(Compiled(reader) for reader in readers))),
         )
 
 
