@@ -58,13 +58,21 @@ def passed_parameter(node: cst.BaseExpression, ctx: RuleContext, items: bool = F
             continue
         name = value.value
         if name in kinds.pristine:
-            if ctx.kind_of(value) is not Kind.TENSOR:
+            if ctx.kind_of(value) is not Kind.TENSOR and not _has_default(name, ctx):
                 return name
             continue
         alias = ctx.assigned_value(value)
         if alias is not None and alias is not value:
             pending.append(alias)
     return None
+
+
+def _has_default(name: str, ctx: RuleContext) -> bool:
+    """A parameter with a default (`max_period=10000`) is most often configuration that callers
+    leave alone; the numbers a loop changes are passed every call."""
+    function = ctx.function
+    param = function.parameter(name) if function is not None else None
+    return param is not None and param.default is not None
 
 
 def input_size(node: cst.BaseExpression, ctx: RuleContext) -> str | None:
