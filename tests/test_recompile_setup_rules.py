@@ -807,3 +807,55 @@ def test_lookalikes_give_no_finding_and_no_event(tmp_path: Path):
     report = verify_recompiles("lookalikes.py", cwd=tmp_path)
     assert report["summary"]["errors"] == 0 and report["summary"]["targets"] == 6
     assert report["summary"]["events"] == 0, [target["events"] for target in report["targets"]]
+
+
+TARGETS_FILE = """
+import torch
+
+NAMES = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
+
+
+def tagged(x, tag):
+    return x * 2 if tag.endswith("7") else x
+
+
+def total(*parts):
+    return torch.cat(parts).sum()
+
+
+def weighted(losses):
+    return sum(losses.values())
+
+
+def string_per_call():
+    for step in range(10):
+        yield tagged, (torch.randn(4), f"step{step}")
+
+
+def one_string():
+    for _ in range(10):
+        yield tagged, (torch.randn(4), "train")
+
+
+def keys_per_call():
+    for count in range(1, 11):
+        yield weighted, ({name: torch.rand(()) for name in NAMES[:count]},)
+
+
+def torchlint_targets():
+    return {"string": string_per_call(), "fixed": one_string(), "keys": keys_per_call()}
+"""
+
+
+def _row_of(source: str, text: str) -> int:
+    return next(number for number, line in enumerate(textwrap.dedent(source).lstrip("\n").splitlines(), 1) if text in line)
+
+
+def test_a_verify_targets_generator_yields_calls_of_what_verify_compiles():
+    assert rows(TARGETS_FILE, "TL706") == [_row_of(TARGETS_FILE, 'f"step{step}"')]
+    assert rows(TARGETS_FILE, "TL705") == [_row_of(TARGETS_FILE, "NAMES[:count]")]
+
+
+def test_yields_count_as_calls_only_in_a_file_that_declares_targets():
+    source = TARGETS_FILE.replace("def torchlint_targets():", "def other_entry():")
+    assert rows(source, "TL706") == rows(source, "TL705") == []

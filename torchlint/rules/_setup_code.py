@@ -17,6 +17,7 @@ from torchlint.analysis.regions import COMPILE_FUNCTIONS, CallIndex
 from torchlint.analysis.scopes import Scope, lookup_scope, qualified_name
 from torchlint.analysis.summary import FileSummary, FunctionInfo, target_names
 from torchlint.parse.cst_walk import compound_headers, parent_map, walk
+from torchlint.verify.targets import TARGETS_FUNCTION
 
 # The last part of every name that may compile (`torch.compile`, `optimize`, `model.compile`):
 # tested before any name is resolved.
@@ -100,9 +101,11 @@ def _called(summary: FileSummary, index: CallIndex) -> Iterable[CompileSite]:
 
 @dataclass(frozen=True)
 class CompiledCall:
-    """A call, by its name, of a callable the file compiles."""
+    """A call, by its name, of a callable the file compiles; or a verify target's
+    `yield step, (x, tag)`, which verify calls compiled."""
 
-    call: cst.Call
+    node: cst.CSTNode  # the call, or the yielded tuple
+    args: tuple[cst.Arg, ...]
     scope: Scope
     function: FunctionInfo | None
     site: CompileSite
@@ -123,8 +126,54 @@ def compiled_calls(summary: FileSummary, sites: list[CompileSite]) -> list[Compi
         owner = lookup_scope(scope, func.value)
         site = by_name.get((id(owner), func.value)) if owner is not None else None
         if site is not None:
-            found.append(CompiledCall(call, scope, function, site))
+            found.append(CompiledCall(call, tuple(call.args), scope, function, site))
     return found
+
+
+def target_calls(summary: FileSummary, index: CallIndex) -> list[CompiledCall]:
+    """In a file that declares verify targets, each `yield fn, (args...)` of a generator: verify
+    compiles `fn` and calls it with those arguments, one call per yield, so the generator's loop
+    is the loop a training script would run."""
+    if summary.local_function(TARGETS_FUNCTION, summary.scope) is None:
+        return []
+    found = []
+    for function in summary.functions:
+        if function.lambda_node is not None:
+            continue
+
+        def visit(node: cst.CSTNode, function: FunctionInfo = function) -> bool | None:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not function.node:
+                return True
+            if isinstance(node, cst.Yield) and isinstance(node.value, cst.Tuple):
+                call = _yielded_call(node.value, function, index)
+                if call is not None:
+                    found.append(call)
+            return None
+
+        walk(function.node.body, visit)
+    return found
+
+
+def _yielded_call(value: cst.Tuple, function: FunctionInfo, index: CallIndex) -> CompiledCall | None:
+    """`fn, (x, tag)` (or with a kwargs dict) as a compiled call of `fn`."""
+    elements = [element.value for element in value.elements]
+    if len(elements) not in (2, 3) or not isinstance(elements[1], cst.Tuple):
+        return None
+    target = elements[0]
+    runs = index.compile_target(target, function, function.scope)
+    if not isinstance(runs, FunctionInfo):
+        return None
+    args = [cst.Arg(value=element.value) for element in elements[1].elements if not isinstance(element, cst.StarredElement)]
+    if len(elements) == 3 and isinstance(elements[2], cst.Dict):
+        args += [
+            cst.Arg(value=item.value, keyword=cst.Name(item.key.evaluated_value))
+            for item in elements[2].elements
+            if isinstance(item, cst.DictElement) and isinstance(item.key, cst.SimpleString)
+            and isinstance(item.key.evaluated_value, str) and item.key.evaluated_value.isidentifier()
+        ]
+    bound = target.value if isinstance(target, cst.Name) else _last_name(target)
+    site = CompileSite(value, function.scope, function, target, bound, runs)
+    return CompiledCall(value, tuple(args), function.scope, function, site)
 
 
 def body_of(function: FunctionInfo | None, summary: FileSummary) -> cst.Module | cst.BaseSuite:

@@ -10,6 +10,7 @@ from torchlint.rules._setup_code import (
     changing_names,
     compile_sites,
     compiled_calls,
+    target_calls,
     mentions,
     parameter_for,
     reads,
@@ -39,15 +40,13 @@ class ChangingContainerStructure(Rule):
 
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
         sites = [site for site in compile_sites(ctx.summary, ctx.call_index) if site.runs is not None]
-        if not sites:
-            return
-        calls = compiled_calls(ctx.summary, sites)
+        calls = (compiled_calls(ctx.summary, sites) if sites else []) + target_calls(ctx.summary, ctx.call_index)
         if not calls:
             return
         orders = ScopeOrders(ctx.summary)
         growing = _growing_lists(ctx)
         for compiled in calls:
-            for arg in compiled.call.args:
+            for arg in compiled.args:
                 what = _changing_structure(arg, compiled, orders, growing, ctx)
                 if what is not None:
                     self._report(arg, what, compiled, ctx)
@@ -82,7 +81,7 @@ class ChangingContainerStructure(Rule):
                 continue
             firsts: dict[int, CompiledCall] = {}
             for compiled in group:
-                args = compiled.call.args
+                args = compiled.args
                 if any(arg.star for arg in args):
                     continue
                 firsts.setdefault(sum(1 for arg in args if arg.keyword is None), compiled)
@@ -96,7 +95,7 @@ class ChangingContainerStructure(Rule):
                     f"elsewhere in this file with {others}: each count is a new length of `{star}` to Dynamo, which "
                     f"compiles `{runs.name}` again for it; pass the tensors stacked into one tensor"
                 )
-                ctx.report(type(self), compiled.call, message, related=(_compiled_here(runs, f"`*{star}`"),))
+                ctx.report(type(self), compiled.node, message, related=(_compiled_here(runs, f"`*{star}`"),))
 
     invalid = (
         """
@@ -225,7 +224,7 @@ def _changing_structure(
     elif arg.star:
         return None
     else:
-        slot = arg.keyword.value if arg.keyword is not None else _position(compiled.call, arg)
+        slot = arg.keyword.value if arg.keyword is not None else _position(compiled.args, arg)
         parameter = parameter_for(runs, slot) if slot is not None else None
     if parameter is None:
         return None
@@ -236,9 +235,9 @@ def _changing_structure(
     return what
 
 
-def _position(call: cst.Call, arg: cst.Arg) -> int | None:
+def _position(args: tuple[cst.Arg, ...], arg: cst.Arg) -> int | None:
     position = 0
-    for other in call.args:
+    for other in args:
         if other is arg:
             return position
         if other.keyword is not None or other.star:
@@ -260,16 +259,16 @@ def _structure(
         assigned = scope.assignments.get(value.value)
         if type(assigned) in (cst.Subscript, cst.Dict, cst.DictComp, cst.ListComp):
             # `terms = {...}` in the loop, then `step(terms)`
-            placed = order.place([compiled.call, assigned])
-            call_at, value_at = placed.get(id(compiled.call)), placed.get(id(assigned))
+            placed = order.place([compiled.node, assigned])
+            call_at, value_at = placed.get(id(compiled.node)), placed.get(id(assigned))
             if call_at is None or value_at is None or not set(map(id, value_at.loops)) & set(map(id, call_at.loops)):
                 return None
             return _literal_structure(assigned, changing_names(order, value_at, assigned), scope, growing)
         return None
-    call_placed = order.place([compiled.call]).get(id(compiled.call))
+    call_placed = order.place([compiled.node]).get(id(compiled.node))
     if call_placed is None:
         return None
-    return _literal_structure(value, changing_names(order, call_placed, compiled.call), scope, growing)
+    return _literal_structure(value, changing_names(order, call_placed, compiled.node), scope, growing)
 
 
 def _literal_structure(value, changing: set[str], scope, growing) -> str | None:
@@ -323,8 +322,8 @@ def _grows_between_calls(
     growth = growing.get((id(compiled.scope), name))
     if not growth:
         return False
-    placed = order.place([compiled.call, *growth])
-    call_at = placed.get(id(compiled.call))
+    placed = order.place([compiled.node, *growth])
+    call_at = placed.get(id(compiled.node))
     if call_at is None:
         return False
     for loop in reversed(call_at.loops):

@@ -9,6 +9,7 @@ from torchlint.rules._setup_code import (
     changing_names,
     compile_sites,
     compiled_calls,
+    target_calls,
     mentions,
     parameter_for,
     reads,
@@ -58,14 +59,12 @@ class StringOrIdInCompiledCode(Rule):
     def finish_file(self, findings: list[Finding], ctx: RuleContext) -> None:
         """A compiled callable called in a loop with a string made from the loop's names."""
         sites = [site for site in compile_sites(ctx.summary, ctx.call_index) if site.runs is not None]
-        if not sites:
-            return
-        calls = compiled_calls(ctx.summary, sites)
+        calls = (compiled_calls(ctx.summary, sites) if sites else []) + target_calls(ctx.summary, ctx.call_index)
         if not calls:
             return
         orders = ScopeOrders(ctx.summary)
         for compiled in calls:
-            for position, arg in enumerate(compiled.call.args):
+            for position, arg in enumerate(compiled.args):
                 if arg.star or not _may_be_string(arg.value):
                     continue
                 self._check(arg, position, compiled, orders, ctx)
@@ -74,7 +73,7 @@ class StringOrIdInCompiledCode(Rule):
         runs = compiled.site.runs
         assert runs is not None
         slot: int | str = arg.keyword.value if arg.keyword is not None else position
-        if isinstance(slot, int) and any(other.keyword is not None or other.star for other in compiled.call.args[:position]):
+        if isinstance(slot, int) and any(other.keyword is not None or other.star for other in compiled.args[:position]):
             return
         parameter = parameter_for(runs, slot)
         if parameter is None:
@@ -85,16 +84,16 @@ class StringOrIdInCompiledCode(Rule):
             assigned = compiled.scope.assignments.get(value.value)
             if assigned is None:
                 return
-            placed = order.place([compiled.call, assigned])
-            call_at, value_at = placed.get(id(compiled.call)), placed.get(id(assigned))
+            placed = order.place([compiled.node, assigned])
+            call_at, value_at = placed.get(id(compiled.node)), placed.get(id(assigned))
             if call_at is None or value_at is None or not set(map(id, value_at.loops)) & set(map(id, call_at.loops)):
                 return
             changing_value = _changing_string(assigned, changing_names(order, value_at, assigned), compiled.scope)
         else:
-            placed_call = order.place([compiled.call]).get(id(compiled.call))
+            placed_call = order.place([compiled.node]).get(id(compiled.node))
             if placed_call is None:
                 return
-            changing_value = _changing_string(value, changing_names(order, placed_call, compiled.call), compiled.scope)
+            changing_value = _changing_string(value, changing_names(order, placed_call, compiled.node), compiled.scope)
         if not changing_value:
             return
         uses = reads(runs, parameter)
