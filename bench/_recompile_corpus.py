@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
 from _corpus import HALVES
 
 BENCH = Path(__file__).resolve().parent

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -146,8 +147,12 @@ def _event(event: dict, site: Path) -> dict:
     }
 
 
-def record(cases: list[Case], every: dict[Path, int], site: Path, *, backend: str, jobs: int, timeout: float) -> dict:
-    """Run `torchlint verify --recompiles` on the cases under ``backend``; one backend's record."""
+def record(
+    cases: list[Case], every: dict[Path, int], site: Path, measured: Callable[[str], bool], *, backend: str, jobs: int,
+    timeout: float,
+) -> dict:
+    """Run `torchlint verify --recompiles` on the cases under ``backend``; one backend's record.
+    ``measured``: whether a file's executed lines are kept (case files, the corpus libraries)."""
     env = _environment(site)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="torchlint-recompiles-") as folder:
@@ -162,7 +167,7 @@ def record(cases: list[Case], every: dict[Path, int], site: Path, *, backend: st
             raise RecompileTruthError(f"torchlint verify --recompiles exited {done.returncode}")
         verified = json.loads(report.read_text(encoding="utf-8"))
     seconds = time.perf_counter() - started
-    listed = list_calls(cases, site)
+    listed = list_calls(cases, site, measured)
     records = {}
     for target in verified["targets"]:
         name = _case_id(target["id"])
@@ -186,7 +191,7 @@ def header(truth: dict, requirements: dict[str, list[str]]) -> dict:
             "platform": f"{platform.system()} {platform.machine()}", "device": "cpu", "requirements": requirements}
 
 
-def list_calls(cases: list[Case], site: Path) -> dict[str, dict]:
+def list_calls(cases: list[Case], site: Path, measured: Callable[[str], bool]) -> dict[str, dict]:
     """For each case, the functions it compiles and the lines of user code its calls ran, from
     this file run as a script in a fresh Python."""
     command = [sys.executable, str(Path(__file__)), *(f"{case.file}::{case.target}" for case in cases)]
@@ -195,7 +200,8 @@ def list_calls(cases: list[Case], site: Path) -> dict[str, dict]:
         raise RecompileTruthError(f"listing what the cases compile failed:\n{done.stderr[-3000:]}")
     found = json.loads(done.stdout.strip().splitlines()[-1])
     return {name: {"compiled": entry["compiled"],
-                   "executed": {relative(file, site): _ranges(lines) for file, lines in entry["lines"].items()}}
+                   "executed": {relative(file, site): _ranges(lines) for file, lines in entry["lines"].items()
+                                if measured(file)}}
             for name, entry in found.items()}
 
 
@@ -211,12 +217,15 @@ def _list(arguments: list[str]) -> dict:
 
     import torch
 
+    import torchlint
     from torchlint.verify.breaks import is_user_file
     from torchlint.verify.targets import calls_of
     from torchlint.verify.worker import _compiled_function, _seed_everything
 
     folder = str(Path(arguments[0].partition("::")[0]).resolve().parent) if arguments else ""
     sys.path.insert(0, folder)
+    # torchlint's own code (the calls' plumbing) is no user code of the case.
+    own = os.path.dirname(os.path.realpath(torchlint.__file__)) + os.sep
     user: dict[str, bool] = {}
     found = {}
     for index, argument in enumerate(arguments):
@@ -232,7 +241,7 @@ def _list(arguments: list[str]) -> dict:
         def tracer(frame, event, arg, lines=lines):
             filename = frame.f_code.co_filename
             if filename not in user:
-                user[filename] = is_user_file(filename)
+                user[filename] = is_user_file(filename) and not os.path.realpath(filename).startswith(own)
             if not user[filename]:
                 return None
             rows = lines.setdefault(os.path.realpath(filename), set())

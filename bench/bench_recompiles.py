@@ -80,9 +80,11 @@ def _record(options, cases: list[Case], every: dict[Path, int], site: Path, trut
     backends = truth.setdefault("backends", {})
     for backend in options.backend or ["eager"]:
         chosen = inductor_subset(cases) if backend == "inductor" and not (options.every_case or options.only) else cases
-        run = record(chosen, every, site, backend=backend, jobs=options.jobs, timeout=options.timeout)
-        previous = backends.get(backend, {}).get("cases", {})
-        backends[backend] = {**run, "cases": {**previous, **run["cases"]}}
+        run = record(chosen, every, site, _measured(site), backend=backend, jobs=options.jobs, timeout=options.timeout)
+        earlier = backends.get(backend, {})
+        # Each recording of some cases is kept as a run; the cases it recorded replace theirs.
+        runs = [*earlier.get("runs", []), {key: run[key] for key in ("recorded", "seconds", "jobs")} | {"cases": len(chosen)}]
+        backends[backend] = {"torch": run["torch"], "runs": runs, "cases": {**earlier.get("cases", {}), **run["cases"]}}
         truth["torch"] = run["torch"]
         save(truth, options.truth)
     return truth
@@ -153,7 +155,10 @@ def score_backend(cases: list[Case], run: dict, site: Path, backend: str) -> dic
     by_id = {case.id: case for case in cases}
     groups = {half: [c for c in cases if c.half == half] for half in HALVES}
     groups = {**{half: group for half, group in groups.items() if group}, "all": cases}
-    out = {"backend": backend, "recorded": run.get("recorded"), "seconds": run.get("seconds"), "halves": {},
+    recordings = run.get("runs", [])
+    out = {"backend": backend, "recorded": max((r["recorded"] for r in recordings), default=None),
+           "seconds": round(sum(r["seconds"] for r in recordings), 1),
+           "recordings": [f"{r['cases']} cases in {r['seconds']} s ({r['recorded']})" for r in recordings], "halves": {},
            "rules": {}, "libraries": {}, "misses": {}, "false_positives": {}, "measured": {}}
     for half, group in groups.items():
         comparison = compare(group, results, findings)
@@ -194,7 +199,7 @@ def score_backend(cases: list[Case], run: dict, site: Path, backend: str) -> dic
 def report(scored: dict, truth: dict, site: Path) -> str:
     lines = [
         (f"torch {truth.get('torch')} · Python {truth.get('python')} · {truth.get('device')} · backend {scored['backend']} "
-         f"· recorded {scored['recorded']} in {scored['seconds']} s"),
+         f"· recorded {scored['recorded']}: {', then '.join(scored['recordings'])}"),
         "",
         "events: frames that recompiled more than twice (or hit the limit), outputs that differ from eager,",
         "nothing compiled; found/missed: events a TL7xx finding matched or not; findings: TL7xx findings on",

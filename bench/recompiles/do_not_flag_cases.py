@@ -81,7 +81,7 @@ def smooth(x):
 def torch_compile_called_per_step():
     """`torch.compile(smooth)` called again every step, as a careless loop does."""
     for _ in range(CALLS):
-        yield torch.compile(smooth, backend="eager"), (torch.randn(4, 8),)
+        yield torch.compile(smooth), (torch.randn(4, 8),)
 
 
 class Small(nn.Module):
@@ -96,7 +96,7 @@ class Small(nn.Module):
 def model_compiled_per_step():
     """`torch.compile(Small())` on a new model instance every step."""
     for _ in range(CALLS):
-        yield torch.compile(Small(), backend="eager"), (torch.randn(4, 8),)
+        yield torch.compile(Small()), (torch.randn(4, 8),)
 
 
 def seeded(x):

@@ -1,7 +1,7 @@
 """Recompile cases that compile in the user's own code: hooks added after `torch.compile`,
 `Module.compile()` on torch.nn modules, and `random.Random` objects in compiled code.
 
-Each case compiles its model itself and yields the compiled callable, as a training script does.
+Each case compiles its model itself, naming no backend (a recording's applies), and yields it.
 """
 
 import random
@@ -36,7 +36,7 @@ def _scale_input(module, inputs):
 def forward_hook_added_after_compile():
     """A forward hook that clips outputs is registered after `torch.compile(model)`, before the calls."""
     model = Block()
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model)
     compiled(torch.randn(4, 8))
     model.register_forward_hook(_clip_output)
     for _ in range(CALLS):
@@ -46,7 +46,7 @@ def forward_hook_added_after_compile():
 def forward_hook_on_submodule_after_compile():
     """A hook that clips features is registered on a submodule after `torch.compile(model)` ran once."""
     model = Block()
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model)
     compiled(torch.randn(4, 8))
     model.mlp.register_forward_hook(_clip_output)
     for _ in range(CALLS):
@@ -56,7 +56,7 @@ def forward_hook_on_submodule_after_compile():
 def pre_hook_added_after_compile():
     """A forward pre-hook on a submodule is registered after `torch.compile(model)` ran once."""
     model = Block()
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model)
     compiled(torch.randn(4, 8))
     model.mlp[0].register_forward_pre_hook(_scale_input)
     for _ in range(CALLS):
@@ -67,7 +67,7 @@ def hook_added_before_compile():
     """The forward hook is registered first, then the model is compiled and called."""
     model = Block()
     model.register_forward_hook(_clip_output)
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model)
     for _ in range(CALLS):
         yield compiled, (torch.randn(4, 8),)
 
@@ -76,7 +76,7 @@ def hook_removed_after_compile():
     """A hook present at compile time is removed after five calls (Dynamo notices: one recompile)."""
     model = Block()
     handle = model.register_forward_hook(_clip_output)
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model)
     for step in range(CALLS):
         if step == 5:
             handle.remove()
@@ -86,7 +86,7 @@ def hook_removed_after_compile():
 def sequential_compiled_in_place():
     """`nn.Sequential(...).compile()`: its forward lives in torch.nn, so nothing is compiled."""
     model = _mlp()
-    model.compile(backend="eager")
+    model.compile()
     for _ in range(CALLS):
         yield model, (torch.randn(4, 8),)
 
@@ -94,7 +94,7 @@ def sequential_compiled_in_place():
 def encoder_layer_compiled_in_place():
     """`nn.TransformerEncoderLayer(...).compile()` with batches of new data: nothing is compiled."""
     model = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0).eval()
-    model.compile(backend="eager")
+    model.compile()
     for _ in range(CALLS):
         yield model, (torch.randn(2, 6, 16),)
 
@@ -102,14 +102,14 @@ def encoder_layer_compiled_in_place():
 def user_module_compiled_in_place():
     """`Block().compile()`: a user module's forward, compiled in place and called on new data."""
     model = Block()
-    model.compile(backend="eager")
+    model.compile()
     for _ in range(CALLS):
         yield model, (torch.randn(4, 8),)
 
 
 def sequential_wrapped_by_torch_compile():
     """`torch.compile(nn.Sequential(...))` called on new data: the wrapper compiles it."""
-    compiled = torch.compile(_mlp(), backend="eager")
+    compiled = torch.compile(_mlp())
     for _ in range(CALLS):
         yield compiled, (torch.randn(4, 8),)
 
