@@ -292,6 +292,9 @@ def main() -> None:
             sys.exit(f"error: nothing recorded under {backend}; run --record --backend {backend}")
         # Inductor may have been recorded on a subset: it is scored on the cases it holds.
         here = cases if backend == "eager" or options.only else [case for case in cases if case.id in run["cases"]]
+        if not here:
+            print(f"no case of this selection was recorded under {backend}\n")
+            continue
         scored[backend] = score_backend(here, run, site, backend)
         print(report(scored[backend], truth, site))
         print()
