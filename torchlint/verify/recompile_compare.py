@@ -12,8 +12,7 @@ a target-wide event matches the findings of the rule for that silent result (TL7
 TL710 for outputs that differ, TL711 for nothing compiled) in the targets file, on code that ran in the
 target.
 A finding is judged in a target of several calls whose code ran it: its own row ran (a cause
-outside compiled code, `model.epoch = epoch`), or it or a related row lies in a frame Dynamo
-compiled. A judged finding no event matches is a false positive; an event no finding matches,
+outside compiled code, `model.epoch = epoch`), or lies in a frame Dynamo compiled. A judged finding no event matches is a false positive; an event no finding matches,
 a miss. One call can show no recompile, so a target of one call judges only the findings an
 event matches.
 
@@ -176,12 +175,13 @@ def finding_json(diagnostic: Any) -> dict:
 
 
 def _judged(finding: dict, executed: set[int], frames: list[dict]) -> bool:
-    """Whether the target's run can speak for the finding: its own row ran, or a row of it lies
-    in a frame Dynamo compiled."""
-    if any(row in executed for row in _span(finding)):
+    """Whether the target's run can speak for the finding: its own row ran, or lies in a frame
+    Dynamo compiled. Its related rows do not count: a cause in another target's code (the loop
+    that grows a list) says nothing of a target that calls the same compiled function well."""
+    rows = set(_span(finding))
+    if any(row in executed for row in rows):
         return True
     path = _finding_file(finding)
-    rows = finding_rows(finding)
     return any(
         frame.get("file") and frame.get("first_line") and _same_file(path, frame["file"])
         and any(frame["first_line"] <= row <= (frame.get("last_line") or frame["first_line"]) for row in rows)
