@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _recompile_corpus import NO_HAZARD, RUN_ONLY, Case
 from _recompile_truth import absolute, executed_lines
-from _score import static_findings
+from _score import f1, ratio, static_findings
 
 from torchlint.rules import rule_by_code
 from torchlint.verify.recompile_compare import (
@@ -56,18 +56,15 @@ class Figures:
 
     @property
     def precision(self) -> float | None:
-        return self.matched / self.findings if self.findings else None
+        return ratio(self.matched, self.findings)
 
     @property
     def recall(self) -> float | None:
-        return self.covered / self.events if self.events else None
+        return ratio(self.covered, self.events)
 
     @property
     def f1(self) -> float | None:
-        p, r = self.precision, self.recall
-        if p is None or r is None:
-            return None
-        return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+        return f1(self.precision, self.recall)
 
     def as_dict(self) -> dict:
         return {"cases": self.cases, "events": self.events, "covered": self.covered, "misses": self.misses,

@@ -54,6 +54,17 @@ class Site:
         return None
 
 
+def ratio(part: int, whole: int) -> float | None:
+    """``part`` of ``whole``; None where there is nothing to measure."""
+    return part / whole if whole else None
+
+
+def f1(precision: float | None, recall: float | None) -> float | None:
+    if precision is None or recall is None:
+        return None
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
 @dataclass
 class Finding:
     diagnostic: Diagnostic
@@ -81,18 +92,15 @@ class Counts:
 
     @property
     def precision(self) -> float | None:
-        return self.matched / self.findings if self.findings else None
+        return ratio(self.matched, self.findings)
 
     @property
     def recall(self) -> float | None:
-        return self.covered / self.sites if self.sites else None
+        return ratio(self.covered, self.sites)
 
     @property
     def f1(self) -> float | None:
-        p, r = self.precision, self.recall
-        if p is None or r is None or p + r == 0:
-            return None if p is None or r is None else 0.0
-        return 2 * p * r / (p + r)
+        return f1(self.precision, self.recall)
 
     def as_dict(self) -> dict:
         return {
