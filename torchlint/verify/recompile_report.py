@@ -7,7 +7,7 @@ from pathlib import Path
 
 from torchlint.report.paths import display_path
 from torchlint.verify.recompile_compare import COMPILED_NOTHING, DIFFERS_FROM_EAGER, RecompileComparison
-from torchlint.verify.report import ratio_text, score, settings_line, target_label
+from torchlint.verify.report import closing_lines, ratio_text, score, settings_line, target_label
 
 
 def _score(matched: int, false_positives: int, covered: int, misses: int) -> dict:
@@ -142,16 +142,11 @@ def as_text(comparison: RecompileComparison, settings: dict, cwd: Path) -> str:
             f"  {display_path(f['filename'], cwd)}:{f['location']['row']}:{f['location']['column']}: {f['code']} {f['message']}"
             for f in comparison.false_positives
         ]
-    if comparison.annotations:
-        lines += ["", "annotations that disagree (line: expected / static / run):"]
-        for item in comparison.annotations:
-            run = "recompiled" if item["recompiled"] else ("no event" if item["ran"] else "did not run")
-            lines.append(
-                f"  {display_path(item['file'], cwd)}:{item['line']}: "
-                f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {run}"
-            )
-    for target in comparison.errors:
-        lines += ["", f"error in {target_label(target.key, cwd)}: {target.response.get('error')}"]
-        if target.response.get("traceback"):
-            lines.append(target.response["traceback"].rstrip())
+    lines += closing_lines(
+        comparison.annotations,
+        "run",
+        lambda item: "recompiled" if item["recompiled"] else ("no event" if item["ran"] else "did not run"),
+        comparison.errors,
+        cwd,
+    )
     return "\n".join(lines) + "\n"

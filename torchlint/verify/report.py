@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from torchlint.report.paths import display_path
@@ -173,16 +174,31 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
             rule = rule_for_gb_type(brk["gb_type"])
             owner = f"type of {rule}" if rule else "no rule for this type"
             lines.append(f"  {where}: {brk['gb_type']} ({brk['gb_id'] or 'no id'}; {owner})")
-    if comparison.annotations:
-        lines += ["", "annotations that disagree (line: expected / static / dynamo):"]
-        for item in comparison.annotations:
-            dynamo = "broke" if item["dynamo"] else ("no break" if item["ran"] else "did not run")
+    lines += closing_lines(
+        comparison.annotations,
+        "dynamo",
+        lambda item: "broke" if item["dynamo"] else ("no break" if item["ran"] else "did not run"),
+        comparison.errors,
+        cwd,
+    )
+    return "\n".join(lines) + "\n"
+
+
+def closing_lines(
+    annotations: list[dict], seen_by: str, verdict: Callable[[dict], str], errors: list, cwd: Path
+) -> list[str]:
+    """What ends a text report: the `# expect:` annotations that disagree (expected / static /
+    what the run saw, named ``seen_by``), then each target's error with its traceback."""
+    lines: list[str] = []
+    if annotations:
+        lines += ["", f"annotations that disagree (line: expected / static / {seen_by}):"]
+        for item in annotations:
             lines.append(
                 f"  {display_path(item['file'], cwd)}:{item['line']}: "
-                f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {dynamo}"
+                f"{','.join(item['expected']) or '-'} / {','.join(item['static']) or '-'} / {verdict(item)}"
             )
-    for target in comparison.errors:
+    for target in errors:
         lines += ["", f"error in {target_label(target.key, cwd)}: {target.response.get('error')}"]
         if target.response.get("traceback"):
             lines.append(target.response["traceback"].rstrip())
-    return "\n".join(lines) + "\n"
+    return lines
