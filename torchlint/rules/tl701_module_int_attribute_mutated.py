@@ -6,7 +6,7 @@ from torchlint.analysis.conditions import Compiled, Condition, IsModule, all_of,
 from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import ClassInfo, FunctionInfo
 from torchlint.parse.cst_walk import walk
-from torchlint.rules._rebinding import is_int_literal, scope_bodies, small_statements
+from torchlint.rules._rebinding import is_int_literal, small_statements
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -98,22 +98,21 @@ class ModuleIntAttributeMutated(Rule):
         }
         if not counters:
             return
-        for function, scope, body in scope_bodies(ctx.summary):
-            for statement in small_statements(body):
-                node = statement.node
-                if isinstance(node, cst.Assign) and statement.in_loop and _changes(node.value):
-                    targets = [t.target for t in node.targets]
-                elif isinstance(node, cst.AugAssign):
-                    targets = [node.target]
-                else:
-                    continue
-                for target in targets:
-                    if (
-                        isinstance(target, cst.Attribute)
-                        and isinstance(target.value, cst.Name)
-                        and target.attr.value in counters
-                    ):
-                        self._from_outside(node, target, target.value, function, scope, ctx)
+        for function, scope, statement in small_statements(ctx.summary):
+            node = statement.node
+            if isinstance(node, cst.Assign) and statement.in_loop and _changes(node.value):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, cst.AugAssign):
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                if (
+                    isinstance(target, cst.Attribute)
+                    and isinstance(target.value, cst.Name)
+                    and target.attr.value in counters
+                ):
+                    self._from_outside(node, target, target.value, function, scope, ctx)
 
     def _from_outside(
         self,

@@ -8,7 +8,7 @@ from torchlint.analysis.conditions import Compiled, any_of
 from torchlint.analysis.scopes import lookup_scope
 from torchlint.analysis.summary import FileSummary, FunctionInfo
 from torchlint.parse.cst_walk import walk
-from torchlint.rules._rebinding import is_int_literal, scope_bodies, small_statements
+from torchlint.rules._rebinding import is_int_literal, small_statements
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -85,26 +85,25 @@ def _rebinds(
     """The statements that give an int global (or an int item of a global dict) a new value
     while the program runs: in a function that declares it `global`, or in a loop."""
     module = summary.scope
-    for function, scope, body in scope_bodies(summary):
-        for statement in small_statements(body):
-            node = statement.node
-            if isinstance(node, cst.AugAssign):
-                targets, value = [node.target], None
-            elif isinstance(node, cst.Assign):
-                targets, value = [t.target for t in node.targets], node.value
-            else:
-                continue
-            if value is not None and is_int_literal(value) and not statement.in_loop:
-                continue  # setting a fixed number once
-            for target in targets:
-                if isinstance(target, cst.Name) and target.value in ints:
-                    rebinds_global = function is not None and target.value in scope.declared_elsewhere
-                    if rebinds_global or (function is None and statement.in_loop):
-                        yield node, target.value
-                item = _item_key(target)
-                if item is not None and item in items and lookup_scope(scope, item[0]) is module:
-                    if function is not None or statement.in_loop:
-                        yield node, item
+    for function, scope, statement in small_statements(summary):
+        node = statement.node
+        if isinstance(node, cst.AugAssign):
+            targets, value = [node.target], None
+        elif isinstance(node, cst.Assign):
+            targets, value = [t.target for t in node.targets], node.value
+        else:
+            continue
+        if value is not None and is_int_literal(value) and not statement.in_loop:
+            continue  # setting a fixed number once
+        for target in targets:
+            if isinstance(target, cst.Name) and target.value in ints:
+                rebinds_global = function is not None and target.value in scope.declared_elsewhere
+                if rebinds_global or (function is None and statement.in_loop):
+                    yield node, target.value
+            item = _item_key(target)
+            if item is not None and item in items and lookup_scope(scope, item[0]) is module:
+                if function is not None or statement.in_loop:
+                    yield node, item
 
 
 def _uses(summary: FileSummary, what: str | tuple[str, str], rebinding: set[int]) -> list[Finding]:
