@@ -238,3 +238,19 @@ def test_check_never_imports_torch(project: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, timeout=120)
     assert result.stdout.decode().strip().endswith("ok"), result.stderr.decode()
+
+
+UNSAFE_ONLY = b'import torch\n\n\n@torch.compile\ndef step(x):\n    print("x", x.shape)\n    return x * 2\n'
+
+
+def test_diff_says_how_many_fixes_unsafe_fixes_would_add(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_bytes(UNSAFE_ONLY)
+    hidden = "No fixes to apply (1 hidden fix can be enabled with the `--unsafe-fixes` option)."
+    plain = run("check", "--diff", "--no-cache", "m.py", cwd=tmp_path)
+    assert (plain.returncode, plain.stdout) == (0, b"")
+    assert hidden in plain.stderr.decode()
+    piped = run("check", "--diff", "--no-cache", "-", "--stdin-filename", "m.py", cwd=tmp_path, stdin=UNSAFE_ONLY)
+    assert hidden in piped.stderr.decode()
+    unsafe = run("check", "--diff", "--unsafe-fixes", "--no-cache", "m.py", cwd=tmp_path)
+    assert unsafe.returncode == 1 and b"+++ m.py" in unsafe.stdout
+    assert "Would fix 1 finding." in unsafe.stderr.decode() and "hidden" not in unsafe.stderr.decode()

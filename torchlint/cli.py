@@ -190,7 +190,7 @@ def check(
             fixed = fix_paths(paths or (".",), resolver, unsafe=unsafe, write=not diff, force_exclude=force_exclude,
                               keep_sources=keep_sources, jobs=jobs, **where)
             if diff:
-                _report_diff(fixed, cwd)
+                _report_diff(fixed, cwd, unsafe)
                 return
             run = fixed.check
         elif from_stdin:
@@ -267,13 +267,19 @@ def _summary(diagnostics, errors, fixed=None, unsafe: bool = False, fix_only: bo
         found = f"Found {counted(len(diagnostics), 'finding')} in {counted(files, 'file')}."
     click.echo(f"{found} {failed}".rstrip(), err=True)
     applicable = sum(d.fix_applies(unsafe) for d in diagnostics)
-    hidden = sum(d.fix_applies(True) for d in diagnostics) - applicable
-    fixes = "hidden fix" if hidden == 1 else "hidden fixes"
-    hint = f" ({hidden} {fixes} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+    hint = _hidden_fixes_hint(diagnostics, unsafe)
     if applicable and fixed is None:
         click.echo(f"[*] {applicable} fixable with the `--fix` option{hint}.", err=True)
-    elif hidden:
+    elif hint:
         click.echo(f"No fixes available{hint}.", err=True)
+
+
+def _hidden_fixes_hint(diagnostics, unsafe: bool) -> str:
+    """` (2 hidden fixes can be enabled with the `--unsafe-fixes` option)`, or "" where every
+    fix the findings offer already applies."""
+    hidden = sum(d.fix_applies(True) and not d.fix_applies(unsafe) for d in diagnostics)
+    fixes = "hidden fix" if hidden == 1 else "hidden fixes"
+    return f" ({hidden} {fixes} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
 
 
 def _echo_fixed(fixed, cwd: Path) -> None:
@@ -326,7 +332,11 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     if left:
         click.echo(render("concise", left, ReportContext(cwd, {}, all_rules(), __version__, unsafe_fixes=unsafe)), nl=False, err=True)
     if not quiet:
-        done_text = f"Would fix {counted(fixed, 'finding')}." if diff else f"Fixed {counted(fixed, 'finding')}, {len(left)} remaining."
+        if diff:
+            hint = _hidden_fixes_hint(result.left, unsafe)
+            done_text = f"Would fix {counted(fixed, 'finding')}{hint}." if fixed else f"No fixes to apply{hint}."
+        else:
+            done_text = f"Fixed {counted(fixed, 'finding')}, {len(left)} remaining."
         click.echo(done_text, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
@@ -356,9 +366,9 @@ def _file_diff(path: str, before: str, after: str, cwd: Path) -> bytes:
     return unified_diff(_on_disk(before, original), _on_disk(after, original), name)
 
 
-def _report_diff(fixed, cwd: Path) -> None:
-    """`--diff`: the fixes as a unified diff on stdout; exit 1 when there is one, 2 when a
-    file could not be checked."""
+def _report_diff(fixed, cwd: Path, unsafe: bool) -> None:
+    """`--diff`: the fixes as a unified diff on stdout, and how many fixes `--unsafe-fixes`
+    would add; exit 1 when there is one, 2 when a file could not be checked."""
     for path, (before, after) in sorted(fixed.changed.items()):
         click.echo(_file_diff(path, before, after, cwd), nl=False)
     errors = fixed.check.all_errors + fixed.errors
@@ -366,7 +376,9 @@ def _report_diff(fixed, cwd: Path) -> None:
     done = fixed.fixed_count
     unchecked = len({error.path for error in errors})
     failed = f" {counted(unchecked, 'file')} could not be checked." if unchecked else ""
-    click.echo((f"Would fix {counted(done, 'finding')}." if done else "No fixes to apply.") + failed, err=True)
+    hint = _hidden_fixes_hint(fixed.check.diagnostics, unsafe)
+    outcome = f"Would fix {counted(done, 'finding')}{hint}." if done else f"No fixes to apply{hint}."
+    click.echo(outcome + failed, err=True)
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if done else EXIT_CLEAN)
