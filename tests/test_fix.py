@@ -226,6 +226,9 @@ WHERE_CASES = {
         "        y = torch.where(y.sum() > 0, y * 2, -y)\n",
     "        y = y * 2 if y.mean() > 0 else y.neg()\n":
         "        y = torch.where(y.mean() > 0, y * 2, y.neg())\n",
+    # a comment line above the `if` stays above what replaces it
+    "        # keep it positive\n        if y.sum() > 0:\n            y = y * 2\n        else:\n            y = -y\n":
+        "        # keep it positive\n        y = torch.where(y.sum() > 0, y * 2, -y)\n",
     # an index guard: the item is read on both sides
     "        t = y.sum().long()\n        y = y[t] if t >= 0 else y[-1]\n":
         "        t = y.sum().long()\n        y = torch.where(t >= 0, y[t.reshape(1)].squeeze(0), y[-1])\n",
@@ -259,6 +262,8 @@ def _forward(body: str) -> str:
 RETURN_CASES = {
     "        if y.sum() > 0:\n            return y * 2\n        return -y\n":
         "        return torch.where(y.sum() > 0, y * 2, -y)\n",
+    "        # the sign decides\n        if y.sum() > 0:\n            return y * 2\n        return -y\n":
+        "        # the sign decides\n        return torch.where(y.sum() > 0, y * 2, -y)\n",
     "        if y.max() < 1:\n            return y.exp()\n        else:\n            return y\n":
         "        return torch.where(y.max() < 1, y.exp(), y)\n",
 }

@@ -57,7 +57,8 @@ def where_for_if(statement: cst.If, module: cst.Module, bound: set[str], takes, 
         other = code_of(other_side[1])
     else:
         return None
-    code = module.code_for_node(statement)
+    # Comments above the `if` stay where they are; one inside it would be lost.
+    code = module.code_for_node(statement.with_changes(leading_lines=()))
     if not takes(value) or "#" in code or not binds_torch(module):
         return None
     test = module.code_for_node(statement.test)
@@ -95,7 +96,7 @@ def where_for_return(statement: cst.If, module: cst.Module, within: cst.CSTNode,
     if other is None or not (takes(taken) and takes(other)) or _numbers(taken, other):
         return None
     parts = [module.code_for_node(statement.test), code_of(taken), code_of(other)]
-    if "#" in module.code_for_node(statement) or any("#" in part for part in parts):
+    if "#" in module.code_for_node(statement.with_changes(leading_lines=())) or any("#" in part for part in parts):
         return None
     rewritten = as_content(f"return torch.where({', '.join(parts)})")
     return FixPlan("Pick with `torch.where`", Applicability.UNSAFE, (NodeEdit(statement, rewritten), *removed))
