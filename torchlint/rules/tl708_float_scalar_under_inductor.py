@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.scopes import Scope, qualified_name
 from torchlint.rules._changing_values import entry_condition, passed_parameter
+from torchlint.rules._setup_code import CompileSite, compile_sites
 from torchlint.rules.base import Rule
 from torchlint.rules.context import RuleContext
 
@@ -15,11 +15,12 @@ _SCALAR_KEYWORDS = {
 }
 # Where the scalar may come positionally: `t.lerp_(end, weight)`, `torch.lerp(start, end, weight)`.
 _SCALAR_POSITIONS = {"lerp": 1, "lerp_": 1, "torch.lerp": 2}
-_COMPILE = frozenset({"torch.compile"})
-
-
-def _named_backend(call: cst.Call) -> str | None:
-    for arg in call.args:
+def _named_backend(site: CompileSite) -> str | None:
+    """The backend a compile site names (`backend="eager"`); None for the default, inductor."""
+    node = site.node.decorator if isinstance(site.node, cst.Decorator) else site.node
+    if not isinstance(node, cst.Call):
+        return None  # a bare `@torch.compile`
+    for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "backend":
             value = arg.value
             return value.evaluated_value if isinstance(value, cst.SimpleString) else "?"
@@ -43,11 +44,7 @@ class FloatScalarUnderInductor(Rule):
 
     def start_file(self, ctx: RuleContext) -> None:
         # Where every compile site of the file names another backend, nothing bakes the scalar in.
-        backends = [
-            _named_backend(call)
-            for call, scope, _ in ctx.summary.calls
-            if _qualified(call, scope) in _COMPILE
-        ]
+        backends = [_named_backend(site) for site in compile_sites(ctx.summary, ctx.call_index)]
         self._other_backend = bool(backends) and all(b not in (None, "inductor") for b in backends)
 
     def visit_Call(self, node: cst.Call, ctx: RuleContext) -> None:
@@ -88,6 +85,18 @@ class FloatScalarUnderInductor(Rule):
             param.addcdiv_(exp_avg, denom, value=-group["lr"])
             return param
         """,
+        """
+        import torch
+
+
+        @torch.compile
+        def sgd_step(param, grad, lr: float):
+            param.add_(grad, alpha=-lr)
+            return param
+
+
+        probe = torch.compile(torch.nn.Identity(), backend="eager")
+        """,
     )
 
     valid = (
@@ -110,11 +119,6 @@ class FloatScalarUnderInductor(Rule):
             return param
         """,
     )
-
-
-def _qualified(call: cst.Call, scope: Scope) -> str | None:
-    func = call.func
-    return qualified_name(func, scope) if isinstance(func, (cst.Name, cst.Attribute)) else None
 
 
 def _op_name(node: cst.Call, ctx: RuleContext) -> str | None:
