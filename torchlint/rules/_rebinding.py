@@ -9,14 +9,17 @@ statement order the setup rules use.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import FileSummary, FunctionInfo
+from torchlint.parse.cst_walk import walk
 from torchlint.rules._setup_code import ScopeOrders
+from torchlint.rules.base import Rule
+from torchlint.rules.context import Finding
 
 
 @dataclass(frozen=True)
@@ -44,3 +47,28 @@ def is_int_literal(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
     return isinstance(node, cst.Integer)
+
+
+def reads(
+    rule: type[Rule],
+    functions: Iterable[FunctionInfo],
+    shown: Callable[[FunctionInfo], str],
+    is_read: Callable[[cst.CSTNode, FunctionInfo], bool],
+    skipped: Callable[[cst.CSTNode], bool],
+) -> list[Finding]:
+    """Where ``functions`` read the value (``is_read``), as places a finding points at
+    ("`<shown(f)>` is read here, in `f`"); a node ``skipped`` says is not looked into."""
+    found: list[Finding] = []
+    for function in functions:
+
+        def visit(node: cst.CSTNode, function: FunctionInfo = function) -> bool | None:
+            if skipped(node):
+                return True
+            if is_read(node, function):
+                message = f"`{shown(function)}` is read here, in `{function.qualname}`"
+                found.append(Finding(rule, node, node, message, None, function=function))
+                return True
+            return None
+
+        walk(function.node.body, visit)
+    return found

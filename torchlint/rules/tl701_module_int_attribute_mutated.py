@@ -5,8 +5,7 @@ import libcst as cst
 from torchlint.analysis.conditions import Compiled, Condition, IsModule, all_of, any_of, negated
 from torchlint.analysis.scopes import Scope
 from torchlint.analysis.summary import ClassInfo, FunctionInfo
-from torchlint.parse.cst_walk import walk
-from torchlint.rules._rebinding import is_int_literal, small_statements
+from torchlint.rules._rebinding import is_int_literal, reads, small_statements
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -150,35 +149,20 @@ class ModuleIntAttributeMutated(Rule):
 
 def _uses(cls: ClassInfo, attr: str) -> list[Finding]:
     """Where the class's methods (but `__init__`) read `self.<attr>`, as places a finding points at."""
-    uses: list[Finding] = []
-    for method in cls.methods.values():
-        self_name = method.self_name
-        if self_name is None or method.name == "__init__":
-            continue
+    methods = [m for m in cls.methods.values() if m.self_name is not None and m.name != "__init__"]
 
-        def visit(node: cst.CSTNode, method: FunctionInfo = method, self_name: str = self_name) -> bool | None:
-            if type(node) is cst.AssignTarget:
-                return True  # written, not read
-            if (
-                type(node) is cst.Attribute
-                and type(node.value) is cst.Name
-                and node.value.value == self_name
-                and node.attr.value == attr
-            ):
-                uses.append(
-                    Finding(
-                        ModuleIntAttributeMutated,
-                        node,
-                        node,
-                        f"`{self_name}.{attr}` is read here, in `{method.qualname}`",
-                        None,
-                        function=method,
-                    )
-                )
-            return None
+    def is_read(node: cst.CSTNode, method: FunctionInfo) -> bool:
+        return (
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name
+            and node.value.value == method.self_name
+            and node.attr.value == attr
+        )
 
-        walk(method.node.body, visit)
-    return uses
+    def written(node: cst.CSTNode) -> bool:
+        return type(node) is cst.AssignTarget  # `self.x = ...` is not a read
+
+    return reads(ModuleIntAttributeMutated, methods, lambda m: f"{m.self_name}.{attr}", is_read, written)
 
 
 ModuleIntAttributeMutated.invalid = (

@@ -7,8 +7,7 @@ import libcst as cst
 from torchlint.analysis.conditions import Compiled, any_of
 from torchlint.analysis.scopes import lookup_scope
 from torchlint.analysis.summary import FileSummary, FunctionInfo
-from torchlint.parse.cst_walk import walk
-from torchlint.rules._rebinding import is_int_literal, small_statements
+from torchlint.rules._rebinding import is_int_literal, reads, small_statements
 from torchlint.rules.base import Rule
 from torchlint.rules.context import Finding, RuleContext
 
@@ -110,26 +109,17 @@ def _uses(summary: FileSummary, what: str | tuple[str, str], rebinding: set[int]
     """Where the functions of the file read the global (or the dict item), the statements that
     rebind it and `global` declarations left out."""
     module = summary.scope
-    uses: list[Finding] = []
-    for function in summary.functions:
-        def visit(node: cst.CSTNode, function: FunctionInfo = function) -> bool | None:
-            if id(node) in rebinding or type(node) is cst.Global:
-                return True
-            if isinstance(what, str):
-                hit = type(node) is cst.Name and node.value == what and lookup_scope(function.scope, what) is module
-            else:
-                hit = type(node) is cst.Subscript and _item_key(node) == what
-            if hit:
-                shown = what if isinstance(what, str) else f'{what[0]}["{what[1]}"]'
-                uses.append(
-                    Finding(IntGlobalRebound, node, node, f"`{shown}` is read here, in `{function.qualname}`", None,
-                            function=function)
-                )
-                return True
-            return None
 
-        walk(function.node.body, visit)
-    return uses
+    def is_read(node: cst.CSTNode, function: FunctionInfo) -> bool:
+        if isinstance(what, str):
+            return type(node) is cst.Name and node.value == what and lookup_scope(function.scope, what) is module
+        return type(node) is cst.Subscript and _item_key(node) == what
+
+    shown = what if isinstance(what, str) else f'{what[0]}["{what[1]}"]'
+    def skipped(node: cst.CSTNode) -> bool:
+        return id(node) in rebinding or type(node) is cst.Global
+
+    return reads(IntGlobalRebound, summary.functions, lambda _: shown, is_read, skipped)
 
 
 IntGlobalRebound.invalid = (
