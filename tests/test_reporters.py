@@ -3,13 +3,19 @@ from __future__ import annotations
 import dataclasses
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Fix, Location, Severity
 from torchlint.report import FORMATS, ReportContext, render
+from torchlint.pages import page_text
+from torchlint.project.resolve import lint_text
+from torchlint.report.links import graph_break_url
 from torchlint.report.paths import display_path
+from torchlint.rules import all_rules
+from torchlint.settings.config import Settings
 from torchlint.rules.base import Rule
 from sarif_schema import assert_valid_sarif, schema_errors
 
@@ -167,7 +173,10 @@ def test_full_shows_excerpt_carets_help_and_docs(ctx):
         "  = help: Log outside the compiled function",
         "  = fix (safe): Remove the print() call",
     ]
-    assert lines[9] == f"  = docs: {PrintRule.url()}"
+    assert lines[9:11] == [
+        "  = graph break: GB0001 https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0001.html",
+        "  = docs: run `torchlint rule TL101`",
+    ]
     # Carets sit exactly under `print(x)`.
     source_line, caret_line = lines[3], lines[4]
     start = caret_line.index("^")
@@ -239,9 +248,10 @@ def test_full_without_source_prints_header_and_notes():
     assert lines[0].endswith("TL101 [*] print() inside compiled code breaks the graph")
     assert lines[1] == "  = help: Log outside the compiled function"
     assert lines[2] == "  = fix (safe): Remove the print() call"
-    assert lines[3].startswith("  = docs: ")
-    assert lines[4] == ""
-    assert lines[5].startswith(f"{Path('models/net.py')}:99:1:")
+    assert lines[3].startswith("  = graph break: GB0001 ")
+    assert lines[4] == "  = docs: run `torchlint rule TL101`"
+    assert lines[5] == ""
+    assert lines[6].startswith(f"{Path('models/net.py')}:99:1:")
 
 
 def test_full_tolerates_ranges_past_the_line_end(ctx):
@@ -348,7 +358,9 @@ def test_sarif_structure(ctx):
         "id": "TL101",
         "name": "print-in-compiled",
         "shortDescription": {"text": PrintRule.message},
-        "helpUri": PrintRule.url(),
+        # A rule without a page of its own (this one is made up) is described by its words.
+        "help": {"text": page_text(PrintRule), "markdown": page_text(PrintRule)},
+        "helpUri": "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0001.html",
         "properties": {
             "family": "side effects and I/O",
             "gb_ids": ["GB0001"],
@@ -417,3 +429,67 @@ def test_the_schema_check_rejects_what_the_standard_forbids(ctx):
     errors = schema_errors(log)
     assert any("columnKind" in error and "'bytes'" in error for error in errors), errors
     assert any("'message' is a required property" in error for error in errors), errors
+
+
+def test_a_rule_without_a_pytorch_page_has_no_help_uri():
+    from torchlint.rules.tl902_unused_noqa import UnusedNoqa
+
+    log = json.loads(render("sarif", [], ReportContext(cwd=ROOT, rules=(UnusedNoqa,), version="0")))
+    assert_valid_sarif(log)
+    (descriptor,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert "helpUri" not in descriptor
+    # Its page still travels with it.
+    assert descriptor["help"]["markdown"].startswith("# TL902 unused-noqa")
+
+
+# --- links ---------------------------------------------------------------------------
+
+GRAPH_BREAK_PAGE = re.compile(r"https://meta-pytorch\.github\.io/compile-graph-break-site/gb/gb(\d{4})\.html")
+RECOMPILATION_PAGE = "https://docs.pytorch.org/docs/stable/user_guide/torch_compiler/compile/programming_model.recompilation.html"
+TROUBLESHOOTING_PAGE = "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"
+
+
+def test_graph_break_url_is_the_page_dynamo_links():
+    assert graph_break_url("GB0123") == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0123.html"
+    assert graph_break_url("GB7000") == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb7000.html"
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_every_rule_links_a_pytorch_page(rule):
+    url = rule.url()
+    if rule.gb_ids:
+        # Exactly the page of the rule's first graph break id.
+        match = GRAPH_BREAK_PAGE.fullmatch(url or "")
+        assert match is not None, url
+        assert "GB" + match.group(1) == rule.gb_ids[0]
+    elif rule.code.startswith("TL7"):
+        assert url == RECOMPILATION_PAGE
+    elif rule.code.startswith("TL9"):
+        assert url is None
+    else:
+        assert rule.wraps_breaks and url == TROUBLESHOOTING_PAGE
+
+
+def test_a_finding_carries_its_rules_page():
+    source = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x.item()\n"
+    found = {d.code: d for d in lint_text(source, str(ROOT / "m.py"), Settings(root=ROOT))}
+    assert found["TL101"].url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
+    assert found["TL301"].url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+
+
+def test_full_names_every_id_and_links_the_first(ctx):
+    finding = print_finding(gb_ids=("GB0124", "GB0033", "GB0059"))
+    lines = render("full", [finding], ctx).splitlines()
+    assert lines[-3:] == [
+        "  = graph break: GB0124 https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html (or GB0033, GB0059)",
+        "  = docs: run `torchlint rule TL101`",
+        "",
+    ]
+
+
+def test_full_links_the_page_of_a_finding_without_ids(ctx):
+    recompile = print_finding(code="TL701", gb_ids=(), url=RECOMPILATION_PAGE)
+    own = print_finding(code="TL902", gb_ids=(), url=None)
+    recompile_lines, own_lines = (render("full", [f], ctx).splitlines() for f in (recompile, own))
+    assert recompile_lines[-3:-1] == [f"  = see also: {RECOMPILATION_PAGE}", "  = docs: run `torchlint rule TL701`"]
+    assert own_lines[-3:-1] == ["  = fix (safe): Remove the print() call", "  = docs: run `torchlint rule TL902`"]

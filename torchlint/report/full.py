@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Location
 from torchlint.fix.fix_edits import splice
 from torchlint.report.concise import header_line
+from torchlint.report.links import graph_break_url
 from torchlint.files.source import split_lines
 
 if TYPE_CHECKING:
@@ -36,8 +37,7 @@ def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
         out.extend(_excerpt(diagnostic, lines, gutter))
     out.extend(_notes(diagnostic, gutter))
     out.extend(_fix_lines(diagnostic, lines, gutter))
-    if diagnostic.url:
-        out.append(f"{gutter} = docs: {diagnostic.url}")
+    out.extend(_links(diagnostic, gutter))
     return "\n".join(out) + "\n"
 
 
@@ -61,6 +61,21 @@ def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
     if diagnostic.suggestion:
         notes.append(f"{gutter} = help: {diagnostic.suggestion}")
     return notes
+
+
+def _links(diagnostic: Diagnostic, gutter: str) -> list[str]:
+    """PyTorch's page for the break (its first id; a rule that predicts several names the
+    others, any of which Dynamo may report instead), or the finding's other page; then where
+    the rule's own page is."""
+    out = []
+    if diagnostic.gb_ids:
+        first, *others = diagnostic.gb_ids
+        alternatives = f" (or {', '.join(others)})" if others else ""
+        out.append(f"{gutter} = graph break: {first} {graph_break_url(first)}{alternatives}")
+    elif diagnostic.url:
+        out.append(f"{gutter} = see also: {diagnostic.url}")
+    out.append(f"{gutter} = docs: run `torchlint rule {diagnostic.code}`")
+    return out
 
 
 def _fix_lines(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from torchlint.pages import page_text
 from torchlint.report.diagnostic import Diagnostic, Location, Severity
 from torchlint.report.paths import STDIN, relative_to_cwd
 from torchlint.rules.base import FAMILIES, Rule
@@ -58,11 +59,14 @@ def sarif_log(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict[str, An
 
 
 def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
-    return {
+    # The rule's page, as `torchlint rule CODE` prints it: code-scanning services show
+    # `help` beside each result, and the page is Markdown that reads as plain text too.
+    page = page_text(rule)
+    descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.message},
-        "helpUri": rule.url(),
+        "help": {"text": page, "markdown": page},
         "properties": {
             "family": rule.family(),
             "gb_ids": list(rule.gb_ids),
@@ -70,6 +74,10 @@ def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
         },
         "defaultConfiguration": {"level": _level(rule.severity)},
     }
+    url = rule.url()
+    if url is not None:
+        descriptor["helpUri"] = url
+    return descriptor
 
 
 def result(diagnostic: Diagnostic, rule_index: int, ctx: ReportContext) -> dict[str, Any]:
@@ -86,8 +94,8 @@ def result(diagnostic: Diagnostic, rule_index: int, ctx: ReportContext) -> dict[
             {**_physical(artifact, related.location, related.end_location), "id": number, "message": {"text": f"{related.code} {related.message}"}}
             for number, related in enumerate(diagnostic.related)
         ]
-    if diagnostic.fixable:
-        fix = diagnostic.fix
+    fix = diagnostic.fix
+    if fix is not None and diagnostic.fixable:
         replacements = [
             {"deletedRegion": _physical(artifact, edit.location, edit.end_location)["physicalLocation"]["region"],
              "insertedContent": {"text": edit.content}}

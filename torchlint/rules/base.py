@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from torchlint.report.diagnostic import Applicability, Severity
+from torchlint.report.links import RECOMPILATION_URL, TROUBLESHOOTING_URL, graph_break_url
 
 FAMILIES = {
     "TL1": "side effects and I/O",
@@ -17,9 +18,6 @@ FAMILIES = {
     "TL7": "recompile hazards",
     "TL9": "torchlint",
 }
-
-RULES_URL = "https://github.com/torchlint/torchlint/blob/main/rules/"
-
 
 @dataclass(frozen=True)
 class MetBreak:
@@ -103,5 +101,19 @@ class Rule:
         return f"{cls.code}-{cls.name}.md"
 
     @classmethod
-    def url(cls) -> str:
-        return RULES_URL + cls.page_name()
+    def url(cls) -> str | None:
+        """PyTorch's page for what the rule finds (its own page is `torchlint rule CODE`).
+
+        The page of its first graph break id; for a recompile hazard (TL7xx), PyTorch's page
+        on recompilations. A rule about where breaks cost more without an id of its own (TL602)
+        gets the troubleshooting page, which explains skipped frames; its findings carry the
+        inner breaks' ids, and `full` output links each. torchlint's own rules (TL9xx: a
+        file that does not parse, an unused `noqa`) have none: no PyTorch page is about them.
+        """
+        if cls.gb_ids:
+            return graph_break_url(cls.gb_ids[0])
+        if cls.code.startswith("TL7"):
+            return RECOMPILATION_URL
+        if cls.code.startswith("TL9"):
+            return None
+        return TROUBLESHOOTING_URL
