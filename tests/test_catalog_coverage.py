@@ -6,7 +6,7 @@ expects the rules that predict the break (TL601-TL603 too where Dynamo skips the
 frame for a break in a loop, `try` or hand-written context manager); a row that compiles
 expects no finding at all. A breaking row that no rule covers is listed in NOT_COVERED with
 the reason, and its case checks that torchlint stays silent, so the list cannot go stale;
-README.md's "Not covered" section lists the same. Where the catalog blames a particular
+docs/coverage.md's "Not covered" section lists the same. Where the catalog blames a particular
 line, the snippet marks it `# blamed` and the finding must be on it.
 
 FULLGRAPH_CASES do the same for the catalog's fullgraph column. RULE_DEFECTS are cases a
@@ -1493,13 +1493,13 @@ def test_each_row_is_found_as_well_without_its_annotations(row: Row):
     assert [(d.location.row, d.code) for d in _lint(plain)] == [(d.location.row, d.code) for d in _lint(row)]
 
 
-def _readme_section(text: str, title: str) -> str:
+def _page_section(text: str, title: str) -> str:
     match = re.search(rf"^{re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    assert match, f"README.md has no `{title}` section"
+    assert match, f"docs/coverage.md has no `{title}` section"
     return match.group(1)
 
 
-def test_readme_lists_what_is_not_covered():
-    section = _readme_section((ROOT / "README.md").read_text(encoding="utf-8"), "## Not covered")
+def test_docs_list_what_is_not_covered():
+    section = _page_section((ROOT / "docs" / "coverage.md").read_text(encoding="utf-8"), "## Not covered")
     listed = dict(re.findall(r"^- `([^`]+)`: (.+)$", section, re.MULTILINE))
     assert listed == NOT_COVERED
