@@ -10,14 +10,11 @@ one asked for; the Dynamo settings a file changes are put back after each run.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+from torchlint.verify.module_import import target_module_anew
 from torchlint.verify.recompiles import (
     Compiler,
     RecompileCount,
@@ -37,34 +34,15 @@ from torchlint.verify.worker import (
     tracing_user_code,
 )
 
-_fresh_names = itertools.count()
-
-
-def _fresh_module(path: str) -> Any:
-    """The target file executed anew, as a module of its own name."""
-    name = f"_torchlint_recompile_target_{next(_fresh_names)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    folder = str(Path(path).parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 def _calls(path: str, name: str) -> Iterator[tuple[Any, tuple, dict]]:
     _seed_everything()
-    module = _fresh_module(path)
-    try:
+    with target_module_anew(path) as module:
         declared = getattr(module, TARGETS_FUNCTION, None)
         if declared is None:
             raise LookupError(f"{path} defines no {TARGETS_FUNCTION}()")
         _seed_everything()
         yield from calls_of(declared()[name])
-    finally:
-        # The copy goes once its calls are made, with the models and tensors it holds.
-        sys.modules.pop(module.__name__, None)
 
 
 def _run_calls(request: dict, compiler: Compiler) -> list[Any]:

@@ -10,6 +10,10 @@ Each value is ``(callable, args)`` or ``(callable, args, kwargs)``, built on the
 verify moves tensors and modules to the device it runs on. The file need not import
 torchlint. Finding the files is a text test, so no user code runs in this process.
 
+A file inside a package (`src/pkg/model.py`, with `src/pkg/__init__.py`) is imported as
+`pkg.model` from `src`, so its relative imports work without setting PYTHONPATH; a file
+outside any package is imported from its own folder, as a script runs (module_import.py).
+
 A value may also be several calls, made in order: a list of such tuples, or an iterator or
 generator yielding them. Code of a generator between its yields runs eagerly, so a target
 can change state between calls, as a training loop does::

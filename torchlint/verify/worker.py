@@ -7,7 +7,7 @@ nothing else; stdin is left to the targets.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import sys
@@ -19,22 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from torchlint.files.atomic_write import atomic_file
+from torchlint.verify.module_import import import_target_module
 from torchlint.verify.targets import TARGETS_FUNCTION, calls_of
-
-_modules: dict[str, Any] = {}
 
 
 def _load_targets(path: str) -> dict[str, tuple]:
-    module = _modules.get(path)
-    if module is None:
-        name = f"_torchlint_target_{len(_modules)}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        # The target's folder comes first, as when the file runs as a script.
-        sys.path.insert(0, str(Path(path).parent))
-        spec.loader.exec_module(module)
-        _modules[path] = module
+    module = import_target_module(path)
     declared = getattr(module, TARGETS_FUNCTION, None)
     if declared is None:
         raise LookupError(f"{path} defines no {TARGETS_FUNCTION}()")
