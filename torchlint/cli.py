@@ -21,6 +21,7 @@ from torchlint.settings.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.report.diagnostic import FileError
 from torchlint.report import FORMATS, ReportContext, render
 from torchlint.report.paths import display_path, os_path, readable
+from torchlint.report.style import wants_colour
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.settings.selection import SelectorError, validate
 
@@ -203,6 +204,8 @@ def check(
 
     diagnostics = run.diagnostics
     errors = run.all_errors + (fixed.errors if fixed is not None else [])
+    # A report written to a file is never coloured.
+    colour = output_file is None and wants_colour(sys.stdout.isatty())
     _echo_errors(errors, cwd)
     unwritten = False
     if fix_only:
@@ -212,14 +215,15 @@ def check(
             report = _statistics(diagnostics, output_format)
         else:
             # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
-            context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe)
+            context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe, colour=colour)
             report = render(output_format, diagnostics, context)
         # A message may name a file whose name is not UTF-8, which no strict stream takes.
         report = readable(report)
         if output_file is not None:
             unwritten = not _write_report(report, output_file)
         elif report:
-            click.echo(report, nl=False)
+            # click strips colour from a stream that is not a terminal unless told otherwise.
+            click.echo(report, nl=False, color=colour or None)
     if show_fixes and fixed is not None:
         _echo_fixed(fixed, cwd)
     if not quiet:

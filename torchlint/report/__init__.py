@@ -30,6 +30,9 @@ class ReportContext:
     version: str = ""
     # whether `--unsafe-fixes` is on: an unsafe fix then counts as one `--fix` applies
     unsafe_fixes: bool = False
+    # whether the line formats colour their output (see `style.wants_colour`); the others
+    # never do
+    colour: bool = False
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:

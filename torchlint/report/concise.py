@@ -6,16 +6,21 @@ from typing import TYPE_CHECKING
 
 from torchlint.report.diagnostic import Diagnostic
 from torchlint.report.paths import display_path
+from torchlint.report.style import Style
 
 if TYPE_CHECKING:
     from torchlint.report import ReportContext
 
 
 def header_line(diagnostic: Diagnostic, ctx: ReportContext) -> str:
-    path = display_path(diagnostic.path, ctx.cwd)
+    style = Style(ctx.colour)
+    path = style.path(display_path(diagnostic.path, ctx.cwd))
     start = diagnostic.location
-    code = f"{diagnostic.code} [*]" if diagnostic.fix_applies(ctx.unsafe_fixes) else diagnostic.code
-    return f"{path}:{start.row}:{start.column}: {code} {diagnostic.message}"
+    position = style.position(f"{start.row}:{start.column}")
+    code = style.code(diagnostic.code)
+    if diagnostic.fix_applies(ctx.unsafe_fixes):
+        code += " " + style.fixable("[*]")
+    return f"{path}:{position}: {code} {diagnostic.message}"
 
 
 def render(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Location
 from torchlint.fix.fix_edits import splice
 from torchlint.report.concise import header_line
 from torchlint.report.links import graph_break_url
+from torchlint.report.style import Style
 from torchlint.files.source import split_lines
 
 if TYPE_CHECKING:
@@ -23,6 +25,29 @@ def render(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
     return "".join(render_one(diagnostic, ctx) + "\n" for diagnostic in diagnostics)
 
 
+@dataclass(frozen=True)
+class _Margin:
+    """The gutter every line after the header starts with: as wide as the widest row number
+    shown, in the report's style."""
+
+    blank: str
+    style: Style
+
+    def source(self, text: str, number: int | None = None) -> str:
+        """A line of code (or of a fix's rewrite), beside its row number where it has one."""
+        label = self.blank if number is None else f"{number:>{len(self.blank)}}"
+        return self.style.gutter(f"{label} |") + f" {text}".rstrip()
+
+    def carets(self, carets: str, code: str) -> str:
+        marks = carets.lstrip(" ")
+        padding = carets[: len(carets) - len(marks)]
+        return self.style.gutter(f"{self.blank} |") + f" {padding}" + self.style.code(f"{marks} {code}")
+
+    def note(self, label: str, text: str) -> str:
+        """``= label: text``, as ruff's help and note lines."""
+        return f"{self.style.gutter(self.blank + ' =')} {self.style.label(label + ':')} {text}"
+
+
 def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     """The block for one finding, ending with a blank line that separates it from the next."""
     source = ctx.sources.get(diagnostic.path)
@@ -31,39 +56,41 @@ def render_one(diagnostic: Diagnostic, ctx: ReportContext) -> str:
     has_excerpt = 1 <= row <= len(lines)
 
     last_shown = min(row + CONTEXT_LINES, len(lines)) if has_excerpt else row
-    gutter = " " * len(str(last_shown))
+    margin = _Margin(" " * len(str(last_shown)), Style(ctx.colour))
     out = [header_line(diagnostic, ctx)]
     if has_excerpt:
-        out.extend(_excerpt(diagnostic, lines, gutter))
-    out.extend(_notes(diagnostic, gutter))
-    out.extend(_fix_lines(diagnostic, lines, gutter))
-    out.extend(_links(diagnostic, gutter))
+        out.extend(_excerpt(diagnostic, lines, margin))
+    out.extend(_notes(diagnostic, margin))
+    out.extend(_fix_lines(diagnostic, lines, margin))
+    out.extend(_links(diagnostic, margin))
     return "\n".join(out) + "\n"
 
 
-def _excerpt(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]:
+def _excerpt(diagnostic: Diagnostic, lines: list[str], margin: _Margin) -> list[str]:
     row = diagnostic.location.row
     first = max(1, row - CONTEXT_LINES)
     last = min(len(lines), row + CONTEXT_LINES)
-    width = len(gutter)
-    out = [f"{gutter} |"]
+    out = [margin.source("")]
     for number in range(first, last + 1):
         shown, _ = _display(lines[number - 1])
-        out.append(f"{number:>{width}} | {shown}".rstrip())
+        out.append(margin.source(shown, number))
         if number == row:
-            out.append(f"{gutter} | {_carets(diagnostic, lines[number - 1])} {diagnostic.code}")
-    out.append(f"{gutter} |")
+            out.append(margin.carets(_carets(diagnostic, lines[number - 1]), diagnostic.code))
+    out.append(margin.source(""))
     return out
 
 
-def _notes(diagnostic: Diagnostic, gutter: str) -> list[str]:
-    notes = [f"{gutter} = note: line {related.location.row}: {related.code} {related.message}" for related in diagnostic.related]
+def _notes(diagnostic: Diagnostic, margin: _Margin) -> list[str]:
+    notes = [
+        margin.note("note", f"line {related.location.row}: {related.code} {related.message}")
+        for related in diagnostic.related
+    ]
     if diagnostic.suggestion:
-        notes.append(f"{gutter} = help: {diagnostic.suggestion}")
+        notes.append(margin.note("help", diagnostic.suggestion))
     return notes
 
 
-def _links(diagnostic: Diagnostic, gutter: str) -> list[str]:
+def _links(diagnostic: Diagnostic, margin: _Margin) -> list[str]:
     """PyTorch's page for the break (its first id; a rule that predicts several names the
     others, any of which Dynamo may report instead), or the finding's other page; then where
     the rule's own page is."""
@@ -71,26 +98,26 @@ def _links(diagnostic: Diagnostic, gutter: str) -> list[str]:
     if diagnostic.gb_ids:
         first, *others = diagnostic.gb_ids
         alternatives = f" (or {', '.join(others)})" if others else ""
-        out.append(f"{gutter} = graph break: {first} {graph_break_url(first)}{alternatives}")
+        out.append(margin.note("graph break", f"{first} {graph_break_url(first)}{alternatives}"))
     elif diagnostic.url:
-        out.append(f"{gutter} = see also: {diagnostic.url}")
-    out.append(f"{gutter} = docs: run `torchlint rule {diagnostic.code}`")
+        out.append(margin.note("see also", diagnostic.url))
+    out.append(margin.note("docs", f"run `torchlint rule {diagnostic.code}`"))
     return out
 
 
-def _fix_lines(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[str]:
+def _fix_lines(diagnostic: Diagnostic, lines: list[str], margin: _Margin) -> list[str]:
     """The fix's safety and title; for a display-only fix, which `--fix` and `--diff` never
     show, the lines it touches as they would read too."""
     fix = diagnostic.fix
     if fix is None:
         return []
+    title = margin.note(f"fix ({fix.applicability.value})", fix.message)
     if fix.applicability is not Applicability.DISPLAY_ONLY or not fix.edits:
-        return [f"{gutter} = fix ({fix.applicability.value}): {fix.message}"]
+        return [title]
     first = min(edit.location.row for edit in fix.edits)
     last = max(edit.end_location.row for edit in fix.edits)
-    out = [f"{gutter} = fix (display-only): {fix.message}"]
     if last > len(lines):
-        return out
+        return [title]
     # The rows the fix touches, with its edits moved onto them.
     moved = [
         Edit(edit.content, Location(edit.location.row - first + 1, edit.location.column),
@@ -98,8 +125,7 @@ def _fix_lines(diagnostic: Diagnostic, lines: list[str], gutter: str) -> list[st
         for edit in fix.edits
     ]
     text = splice("\n".join(lines[first - 1 : last]), moved)
-    out += [f"{gutter} | {_display(line)[0]}".rstrip() for line in text.split("\n")]
-    return out
+    return [title] + [margin.source(_display(line)[0]) for line in text.split("\n")]
 
 
 def _carets(diagnostic: Diagnostic, line: str) -> str:
