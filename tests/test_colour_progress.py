@@ -1,8 +1,9 @@
-"""Colour in `torchlint check`, as a user sees it: the real command, its output piped or
-on a pseudo-terminal."""
+"""Colour and the progress line of `torchlint check`, as a user sees them: the real command,
+its output piped or on a pseudo-terminal."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from torchlint.report.progress import DELAY_S, INTERVAL_S, ProgressLine
 from torchlint.report.style import wants_colour
 
 ESC = "\x1b["
@@ -133,3 +135,73 @@ def test_a_dumb_terminal_gets_no_colour() -> None:
     assert not wants_colour(True, {"TERM": "dumb"})
     assert wants_colour(True, {"TERM": "dumb", "FORCE_COLOR": "1"})
     assert not wants_colour(False, {})
+
+
+# --- progress ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def many_files(tmp_path: Path) -> Path:
+    """Enough compiled code that one worker takes well over the progress line's delay."""
+    blocks = "".join(
+        f"    y{i} = torch.relu(x) * {i}\n    if y{i}.sum() > 0:\n        x = x + y{i}\n" for i in range(60)
+    )
+    for number in range(40):
+        (tmp_path / f"m{number}.py").write_text(f"import torch\n\n\n@torch.compile\ndef f{number}(x):\n{blocks}    return x\n")
+    return tmp_path
+
+
+def test_a_long_check_shows_progress_on_a_terminal_and_clears_it(many_files: Path) -> None:
+    shown, report = run_on_terminal("check", "-j", "1", ".", cwd=many_files)
+    assert "\r\x1b[KChecking " in shown
+    counts = [line.split()[1] for line in shown.split("\r\x1b[K") if line.startswith("Checking ")]
+    assert counts[-1] == "40/40"
+    done = [int(count.split("/")[0]) for count in counts]
+    assert done == sorted(done)
+    # The line is cleared before the summary, which starts a line of its own.
+    assert "\r\x1b[KFound 2400 findings in 40 files." in shown
+    # The findings on stdout carry nothing of it.
+    assert "Checking" not in report and report.count("TL201") == 2400
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(many_files: Path) -> None:
+    result = run("check", "-j", "1", ".", cwd=many_files)
+    assert result.returncode == 1
+    assert "Checking" not in result.stderr and "\r" not in result.stderr
+    assert result.stderr.startswith("Found 2400 findings in 40 files.")
+
+
+def test_no_progress_with_quiet(many_files: Path) -> None:
+    shown, report = run_on_terminal("check", "-q", "-j", "1", ".", cwd=many_files)
+    assert shown == ""
+    assert report.count("TL201") == 2400
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_line_waits_for_the_delay_and_rewrites_at_most_every_interval() -> None:
+    clock, stream = Clock(), io.StringIO()
+    line = ProgressLine(stream, clock)
+    line(1, 10)
+    clock.now += DELAY_S / 2
+    line(2, 10)
+    assert stream.getvalue() == ""  # a run this short shows nothing
+    line.finish()
+    assert stream.getvalue() == ""
+
+    clock.now += DELAY_S
+    line(3, 10)
+    line(4, 10)  # too soon after the last
+    clock.now += 2 * INTERVAL_S
+    line(5, 10)
+    line(10, 10)  # the last count is always shown
+    line.finish()
+    assert stream.getvalue() == (
+        "\r\x1b[KChecking 3/10 files\r\x1b[KChecking 5/10 files\r\x1b[KChecking 10/10 files\r\x1b[K"
+    )

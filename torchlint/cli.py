@@ -21,6 +21,7 @@ from torchlint.settings.config import CliOverrides, ConfigError, ConfigResolver
 from torchlint.report.diagnostic import FileError
 from torchlint.report import FORMATS, ReportContext, render
 from torchlint.report.paths import display_path, os_path, readable
+from torchlint.report.progress import ProgressLine
 from torchlint.report.style import wants_colour
 from torchlint.rules import all_rules, rule_by_code
 from torchlint.settings.selection import SelectorError, validate
@@ -197,7 +198,13 @@ def check(
         elif from_stdin:
             run = check_stdin(sys.stdin.buffer.read(), stdin_filename, resolver, force_exclude=force_exclude, keep_sources=keep_sources, **where)
         else:
-            run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs, **where)
+            progress = _check_progress(quiet)
+            try:
+                run = check_paths(paths or (".",), resolver, force_exclude=force_exclude, keep_sources=keep_sources, jobs=jobs,
+                                  progress=progress, **where)
+            finally:
+                if progress is not None:
+                    progress.finish()
     except (ConfigError, SelectorError) as error:
         _fail(str(error))
         return
@@ -231,6 +238,13 @@ def check(
     if errors or unwritten:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _check_progress(quiet: bool) -> ProgressLine | None:
+    """The count of files checked, on stderr where it is a terminal and `-q` is off."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    return ProgressLine(sys.stderr)
 
 
 def _cache_dir(option: Path | None, root: Path, cwd: Path) -> Path | None:

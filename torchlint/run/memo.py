@@ -123,6 +123,22 @@ def _hints_batch(batch: list[Item]) -> list[tuple[FileHints, str | None]]:
     return found
 
 
+# Told (files done, files in all) as a run's files are analysed.
+Progress = Callable[[int, int], None]
+
+
+def _counter(progress: Progress, done: int, total: int) -> Callable[[], None]:
+    """Tells ``progress`` the ``done`` so far, and one more each time it is called."""
+    progress(done, total)
+
+    def one_more() -> None:
+        nonlocal done
+        done += 1
+        progress(done, total)
+
+    return one_more
+
+
 # Stands for what a step read of a file whose worker died on it: nothing to compare or keep.
 _DIED = "died"
 
@@ -148,10 +164,14 @@ class Memo:
     """Per-file steps run in the workers, each looked up in the cache first by a key of
     everything it reads."""
 
-    def __init__(self, workers: Workers, cache: Cache, texts: Mapping[str, str]) -> None:
+    def __init__(
+        self, workers: Workers, cache: Cache, texts: Mapping[str, str], progress: Progress | None = None
+    ) -> None:
         self.workers = workers
         self.cache = cache
         self.texts = texts
+        # told how many of the project's files are analysed (see `analyze`)
+        self.progress = progress
         self._content: dict[str, str | None] = {}
         self._stamps: dict[str, Stamp | None] = {}
         self._forms: dict[int, tuple[object, str]] = {}
@@ -220,12 +240,18 @@ class Memo:
             found = self._forms[id(value)] = (value, digest(inputs))
         return found[1]
 
-    def map(self, step: Callable, items: list[Item], keys: list[str | None], *args: object) -> list:
+    def map(
+        self, step: Callable, items: list[Item], keys: list[str | None], *args: object, progress: Progress | None = None
+    ) -> list:
         stored = iter(self.cache.get_many([key for key in keys if key is not None]))
         found = [next(stored) if key is not None else None for key in keys]
         missing = [i for i, value in enumerate(found) if value is None]
         on_death = _DEATH_RESULTS[step]
-        computed = self.workers.map(step, [items[i] for i in missing], *args, on_death=on_death) if missing else []
+        on_done = _counter(progress, len(items) - len(missing), len(items)) if progress is not None else None
+        computed = (
+            self.workers.map(step, [items[i] for i in missing], *args, on_death=on_death, on_done=on_done)
+            if missing else []
+        )
         for i, (value, read) in zip(missing, computed):
             found[i] = value
             path = str(items[i][0])
@@ -238,12 +264,14 @@ class Memo:
                 self.cache.put(keys[i], value)
         return found
 
-    def analyze(self, items: list[Item], rows: bool) -> list[Analysed]:
+    def analyze(self, items: list[Item], rows: bool, progress: Progress | None = None) -> list[Analysed]:
+        """Each item's analysis; ``progress`` is told how many are done (those found in the
+        cache at once, then one by one)."""
         keys = [
             self.key("analysis", path, settings, profile, parse_always, rows)
             for path, settings, profile, _, parse_always in items
         ]
-        return self.map(_analyze_batch, items, keys, rows)
+        return self.map(_analyze_batch, items, keys, rows, progress=progress)
 
     def hints(self, items: list[Item]) -> list[FileHints]:
         keys = [self.key("hints", path, settings) for path, settings, *_ in items]

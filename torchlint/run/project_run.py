@@ -90,7 +90,9 @@ class ProjectRun:
             for path in paths
             for file, settings in (self.work[path],)
         ]
-        for path, analysed in zip(paths, self.memo.analyze(items, self.rows)):
+        # The first pass analyses every file; a file parsed on demand was counted in it.
+        progress = None if parse_always else self.memo.progress
+        for path, analysed in zip(paths, self.memo.analyze(items, self.rows, progress)):
             self.analysed[path] = analysed
 
     def _outlines(self):

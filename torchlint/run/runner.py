@@ -21,7 +21,7 @@ from torchlint.files.project_files import Listing, other_project_files, project_
 from torchlint.files.source import SourceError, decode_source
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.run.cache import Cache, digest
-from torchlint.run.memo import CHANGED_DURING_RUN, Memo
+from torchlint.run.memo import CHANGED_DURING_RUN, Memo, Progress
 from torchlint.run.project_run import ProjectRun
 from torchlint.run.reuse import ReusedRun, reuse
 from torchlint.run.run_record import RunRecord
@@ -67,10 +67,12 @@ def check_paths(
     whole_project: bool = True,
     cache_dir: Path | None = None,
     texts: Mapping[str, str] = {},
+    progress: Progress | None = None,
 ) -> CheckRun:
     """Check ``paths``; with ``whole_project`` the rest of their projects is read too and
     only the named files are reported. ``cache_dir`` keeps results between runs.
-    ``texts``: a file's text (by its path as found) where it is not the one on disk."""
+    ``texts``: a file's text (by its path as found) where it is not the one on disk.
+    ``progress``: told (files analysed, files in all) as the project's files are analysed."""
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
@@ -78,7 +80,7 @@ def check_paths(
     record = _stored_record(cache)
     context, listing = _context(paths, found.files, resolver, whole_project, record)
     results = check_files(
-        named, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache, listing=listing
+        named, progress=progress, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache, listing=listing
     )
     cache.save()
     run.results = sorted(results, key=lambda result: result.path)
@@ -137,8 +139,9 @@ def _project(
     keep_sources: bool,
     listing: Listing | None,
     rows: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[ProjectRun | ReusedRun, Memo]:
-    memo = Memo(workers, cache, texts)
+    memo = Memo(workers, cache, texts, progress)
     record = _stored_record(cache)
     memo.known = record.files if record is not None else {}
     everything = [*work, *context]
@@ -185,6 +188,7 @@ def check_files(
     texts: Mapping[str, str] = {},
     cache: Cache | None = None,
     listing: Listing | None = None,
+    progress: Progress | None = None,
 ) -> list[FileResult]:
     """Check files, each with its own settings, as one project.
 
@@ -193,7 +197,7 @@ def check_files(
     ``listing``: how ``context`` was found, kept in the run's record."""
     cache = cache if cache is not None else Cache(None)
     with _workers(jobs, len(work) + len(context)) as workers:
-        project, memo = _project(work, context, workers, cache, texts, keep_sources, listing)
+        project, memo = _project(work, context, workers, cache, texts, keep_sources, listing, progress=progress)
         results = {str(path): project.result(str(path)) for path, _ in work}
     for path in memo.changed & results.keys():
         results[path] = FileResult(path, errors=[FileError(path, CHANGED_DURING_RUN)])

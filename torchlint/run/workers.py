@@ -173,10 +173,13 @@ class Workers:
     def pids(self) -> list[int]:
         return [worker.process.pid for worker in self._workers]
 
-    def map(self, step: Step, items: list, *args: object, on_death: OnDeath | None = None) -> list:
+    def map(
+        self, step: Step, items: list, *args: object, on_death: OnDeath | None = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> list:
         """``step([item], *args)[0]`` for each item, in the workers; results in the order of
         ``items``. An item whose worker died gets ``on_death(item, why)`` (or the run fails
-        with WorkerDied without it)."""
+        with WorkerDied without it). ``on_done()`` is called as each item is done."""
         if not items:
             return []
         results: list = [None] * len(items)
@@ -193,6 +196,8 @@ class Workers:
                         raise WorkerDied(why)
                     results[index] = on_death(items[index], why)
                     done += 1
+                    if on_done is not None:
+                        on_done()
                     waiting.extendleft(reversed(worker.in_flight))  # the others: not started, or lost with it
                     self._drop(worker)
                     continue
@@ -200,6 +205,8 @@ class Workers:
                 worker.in_flight.popleft()
                 results[index] = result
                 done += 1
+                if on_done is not None:
+                    on_done()
         return results
 
     def _hand_out(self, call: tuple, items: list, waiting: collections.deque) -> None:
