@@ -4,6 +4,8 @@ import dataclasses
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -493,3 +495,15 @@ def test_full_links_the_page_of_a_finding_without_ids(ctx):
     recompile_lines, own_lines = (render("full", [f], ctx).splitlines() for f in (recompile, own))
     assert recompile_lines[-3:-1] == [f"  = see also: {RECOMPILATION_PAGE}", "  = docs: run `torchlint rule TL701`"]
     assert own_lines[-3:-1] == ["  = fix (safe): Remove the print() call", "  = docs: run `torchlint rule TL902`"]
+
+
+def test_the_rules_table_gives_each_rules_pytorch_page(tmp_path):
+    listed = subprocess.run(
+        [sys.executable, "-m", "torchlint", "rules", "--output-format", "json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
+    )
+    urls = {entry["code"]: entry["url"] for entry in json.loads(listed.stdout)}
+    assert urls == {rule.code: rule.url() for rule in all_rules()}
+    assert urls["TL101"] == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
+    assert urls["TL701"] == RECOMPILATION_PAGE
+    assert urls["TL901"] is None
