@@ -56,6 +56,8 @@ def test_explicit_config_applies_everywhere(tmp_path: Path) -> None:
         ('[tool.torchlint]\nper-file-ignores = {"a.py" = ["XX1"]}\n', "unknown rule selector `XX1`"),
         ("[tool.torchlint\n", "invalid TOML"),
         ('[tool.torchlint]\nmode = "inference"\n', '`mode` must be one of "train", "eval", "both"'),
+        ('[tool.torchlint]\ncompiled = "all"\n', '`compiled` must be one of "forward", "reachable"'),
+        ("[tool.torchlint]\ncompiled = true\n", '`compiled` must be one of "forward", "reachable"'),
     ],
 )
 def test_bad_configuration_names_file_and_key(tmp_path: Path, text: str, expected: str) -> None:

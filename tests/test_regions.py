@@ -163,6 +163,44 @@ def test_configured_entry_points() -> None:
     assert set(compiled(source, ("other.module.generate",))) == set()
 
 
+def test_reachable_presumes_no_forward_compiled() -> None:
+    """`compiled = "reachable"`: a module's forward is compiled where a compile site or an
+    entry point reaches it, and what it calls with it; another module's is not."""
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x): return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+            def forward(self, x): return self.block(x)
+
+        class Unused(nn.Module):
+            def forward(self, x): return x
+
+        model = torch.compile(Net())
+        """
+    )
+    path = "/project/pkg/model.py"
+
+    def rows(compiled: str) -> dict[str, str]:
+        settings = Settings(root=Path("/project"), compiled=compiled)
+        found = describe_text(source, path, settings)
+        assert isinstance(found, list)
+        return {line.qualname: line.reason for line in found}
+
+    assert rows("reachable") == {
+        "Net.forward": "entry: passed to torch.compile()",
+        "Block.forward": "called from pkg.model.Net.forward",
+    }
+    assert set(rows("forward")) == {"Block.forward", "Net.forward", "Unused.forward"}
+
+
 def test_what_a_non_recursive_disabled_function_calls_is_compiled():
     from helpers import findings
 

@@ -266,8 +266,7 @@ def _summary(diagnostics, errors, fixed=None, unsafe: bool = False, fix_only: bo
     """What was found (and fixed) on stderr; "All checks passed!" only when every file was
     checked and clean. Without `--fix`, how many findings it would fix, and how many more
     `--unsafe-fixes` would."""
-    unchecked = len({error.path for error in errors})
-    failed = f"{counted(unchecked, 'file')} could not be checked." if unchecked else ""
+    failed = _failed(errors)
     done = fixed.fixed_count if fixed is not None else 0
     if fix_only:
         click.echo(f"Fixed {counted(done, 'finding')}. {failed}".rstrip(), err=True)
@@ -290,6 +289,18 @@ def _summary(diagnostics, errors, fixed=None, unsafe: bool = False, fix_only: bo
         click.echo(f"[*] {applicable} fixable with the `--fix` option{hint}.", err=True)
     elif hint:
         click.echo(f"No fixes available{hint}.", err=True)
+
+
+def _failed(errors) -> str:
+    """`2 files could not be checked.`, `1 configuration error.` (a setting the code
+    contradicts: every file was checked), both, or ""."""
+    from torchlint.settings.config import SettingError
+
+    unchecked = len({error.path for error in errors if not isinstance(error, SettingError)})
+    settings = sum(isinstance(error, SettingError) for error in errors)
+    parts = [f"{counted(unchecked, 'file')} could not be checked." if unchecked else ""]
+    parts.append(f"{counted(settings, 'configuration error')}." if settings else "")
+    return " ".join(part for part in parts if part)
 
 
 def _hidden_fixes_hint(diagnostics, unsafe: bool) -> str:
@@ -392,8 +403,7 @@ def _report_diff(fixed, cwd: Path, unsafe: bool) -> None:
     errors = fixed.check.all_errors + fixed.errors
     _echo_errors(errors, cwd)
     done = fixed.fixed_count
-    unchecked = len({error.path for error in errors})
-    failed = f" {counted(unchecked, 'file')} could not be checked." if unchecked else ""
+    failed = f" {_failed(errors)}" if errors else ""
     hint = _hidden_fixes_hint(fixed.check.diagnostics, unsafe)
     outcome = f"Would fix {counted(done, 'finding')}{hint}." if done else f"No fixes to apply{hint}."
     click.echo(outcome + failed, err=True)

@@ -211,7 +211,10 @@ def analyze_text(
         outline = FileOutline(path, name, package_of(name, package))
         return _analysis(outline, [PendingDiagnostic(found, TRUE)] if found is not None else [], directives)
     summary = summarize(parsed.module, name, package)
-    graph = FileGraph(summary, settings.entry_points, guards=_guards(settings.guard_functions))
+    graph = FileGraph(
+        summary, settings.entry_points, guards=_guards(settings.guard_functions),
+        presume_forwards=profile.presumes_forwards,
+    )
     checked = _checker(settings.guard_functions, profile.torch_version).run(summary, graph, profile)
     findings = checked.findings
     breaking: dict[str, list[Condition]] = {}

@@ -91,6 +91,8 @@ class FileOutline:
     functions: dict[str, tuple[tuple[Target, str], ...]] = field(default_factory=dict)
     classes: dict[str, ClassOutline] = field(default_factory=dict)
     entries: tuple[OutlineEntry, ...] = ()
+    # the configured `entry-points` that name a function of this file
+    entry_points_matched: frozenset[str] = frozenset()
     constructions: tuple[Construction, ...] = ()
     disabled: frozenset[str] = frozenset()
     # `disable(recursive=False)`: not traced itself, what it calls is
@@ -200,6 +202,7 @@ def outline_of(
         functions=functions,
         classes=classes,
         entries=tuple(entries),
+        entry_points_matched=graph.matched_entry_points(),
         constructions=tuple(constructions),
         disabled=frozenset(function.qualname for function in graph.disabled),
         passes_through=frozenset(function.qualname for function in graph.passes_through),

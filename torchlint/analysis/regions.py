@@ -2,11 +2,13 @@
 
 Entry points are the ``forward`` of ``nn.Module`` subclasses, functions decorated with
 ``torch.compile``, functions, lambdas and modules passed to ``torch.compile(...)``, modules
-whose ``.compile()`` is called, and the configured ``entry-points``. A class attribute bound
-to a function (`forward = _impl`, `forward = lambda self, x: ...`) is a method of the class.
-From them, reachability follows the calls that resolve statically: functions of the same
-module, ``self.method()``, ``super().method()``, submodules assigned in ``__init__``, and
-functions handed to another call (``checkpoint(fn, x)``). Functions under
+whose ``.compile()`` is called, and the configured ``entry-points``; with `compiled =
+"reachable"` a module's ``forward`` is not one by itself, only where those reach it (code bases
+that compile a few of their modules). A class attribute bound to a function (`forward =
+_impl`, `forward = lambda self, x: ...`) is a method of the class. From them, reachability
+follows the calls that resolve statically: functions of the same module, ``self.method()``,
+``super().method()``, submodules assigned in ``__init__``, and functions handed to another
+call (``checkpoint(fn, x)``). Functions under
 ``torch.compiler.disable`` are never traced, and a call made where an ``is_compiling()``
 guard rules the code out while compiling (``if not is_compiling(): report(x)``) is not
 followed.
@@ -826,6 +828,8 @@ def _not_recursive(disable: cst.BaseExpression) -> bool:
 
 
 def _matches_entry_point(dotted: str, entry: str) -> bool:
+    """`entry-points` are dotted names matched by suffix: `Net.forward` names
+    `pkg.model.Net.forward`. No globs: a `*` is a character like any other."""
     return dotted == entry or dotted.endswith("." + entry)
 
 
@@ -837,11 +841,16 @@ class FileGraph:
         summary: FileSummary,
         entry_points: tuple[str, ...] = (),
         guards: GuardEvaluator | None = None,
+        presume_forwards: bool = True,
     ) -> None:
         """``guards``: the `is_compiling()`-style checks whose ruled-out branches add no
-        edges (the built-in ones when not given)."""
+        edges (the built-in ones when not given). ``presume_forwards``: every module's
+        `forward` is an entry point (`compiled = "forward"`); without, only compile sites and
+        ``entry_points`` start compiled code (`compiled = "reachable"`)."""
         self.summary = summary
         self.entry_points = entry_points
+        self.presume_forwards = presume_forwards
+        self._matched_entry_points: set[str] = set()
         self.index = _Index(summary)
         self.guarded = GuardedFile(summary, guards if guards is not None else GuardEvaluator())
         self.disabled: set[FunctionInfo] = set()
@@ -869,12 +878,19 @@ class FileGraph:
 
     def entries(self, candidates: bool = False) -> list[Entry]:
         """Entry points in a fixed order; ``candidates`` adds the forward of every class
-        (with its reason None where this file alone does not show an nn.Module)."""
+        (with its reason None where this file alone does not show an nn.Module), unless
+        forwards are not presumed compiled."""
         if self._entries is None:
             self._entries = self._find_entries()
         if candidates:
             return self._entries
         return [entry for entry in self._entries if entry.reason is not None]
+
+    def matched_entry_points(self) -> frozenset[str]:
+        """The configured entry points that name a function of this file, or a class whose
+        instances it can call: the project reports those that name nothing anywhere."""
+        self.entries()
+        return frozenset(self._matched_entry_points)
 
     def _find_entries(self) -> list[Entry]:
         summary, index = self.summary, self.index
@@ -891,9 +907,10 @@ class FileGraph:
             for entry in self.entry_points:
                 if _matches_entry_point(dotted, entry):
                     found.append(Entry(function, f"entry: config entry-points (`{entry}`)"))
+                    self._matched_entry_points.add(entry)
         for info in summary.classes.values():
             forward = info.methods.get("forward")
-            if forward is not None:
+            if forward is not None and self.presume_forwards:
                 reason = index.module_reason(info)
                 text = f"entry: forward of nn.Module subclass {info.qualname} ({reason})" if reason else None
                 found.append(Entry(forward, text, explicit=False, module_class=info))
@@ -903,6 +920,7 @@ class FileGraph:
                     target = index.instance_call(info)
                     if target is not None:
                         found.append(Entry(target, f"entry: config entry-points (`{entry}`)"))
+                        self._matched_entry_points.add(entry)
         for call, scope, caller in summary.calls:
             found.extend(self._compile_site(call, scope, caller))
         return found

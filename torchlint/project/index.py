@@ -53,6 +53,10 @@ class ProjectIndex:
         """``display`` names files in reasons."""
         self.files: dict[str, FileOutline] = {o.path: o for o in sorted(outlines, key=lambda o: o.path)}
         self.display = display
+        # the configured entry points that name a function of some file
+        self.entry_points_matched: frozenset[str] = frozenset().union(
+            *(outline.entry_points_matched for outline in self.files.values())
+        )
         self.modules: dict[str, str] = {}
         suffixes: dict[str, str | None] = {}
         for path, outline in self.files.items():

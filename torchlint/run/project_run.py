@@ -14,13 +14,14 @@ from torchlint.analysis.project_hints import ProjectHints, project_hints
 from torchlint.analysis.scopes import absolute
 from torchlint.analysis.regions import RegionLine
 from torchlint.analysis.stable_digest import digest
+from torchlint.project.entry_points import EntryPointCheck
 from torchlint.project.resolve import answers_of, kept, region_lines, selected
 from torchlint.project.solution import Solution
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.report.paths import display_path
 from torchlint.run.memo import Analysed, Memo, read_text
 from torchlint.run.run_record import SolvedFile, SolvedProject
-from torchlint.settings.config import Settings
+from torchlint.settings.config import Settings, SettingError
 from torchlint.settings.profile import CompileProfile, compile_profile
 
 
@@ -82,6 +83,7 @@ class ProjectRun:
             needed = self._with_imports(needed)
             self.parsed_on_demand |= needed
             self._analyze(sorted(needed), parse_always=True)
+        self.entry_points = EntryPointCheck(self.solution.index.entry_points_matched)
         self._kept: dict[str, list[Diagnostic]] = {}
 
     def _analyze(self, paths: list[str], parse_always: bool) -> None:
@@ -149,10 +151,14 @@ class ProjectRun:
         content = self.memo.content(self.work[path][0])
         if analysed.analysis is None:
             return FileResult(path, errors=[analysed.error], content=content)
-        diagnostics = selected(self.kept(path), path, self.work[path][1])
         file, settings = self.work[path]
+        diagnostics = self.entry_points.fixable(selected(self.kept(path), path, settings), settings)
         source = self.memo.source(file, settings) if diagnostics and self.keep_sources else None
         return FileResult(path, diagnostics, source=source, content=content)
+
+    def setting_errors(self) -> list[SettingError]:
+        """The configured entry points that name no function of the files read."""
+        return self.entry_points.errors(settings for _, settings in self.work.values())
 
     def regions(self, path: str) -> list[RegionLine] | FileError | Diagnostic:
         """What `--show-regions` prints of a file (see `region_lines`)."""
@@ -185,5 +191,6 @@ class ProjectRun:
             )
         index = self.solution.index
         return SolvedProject(
-            files, self.profile.hints, frozenset(index.unparsed_needed), frozenset(index.constructions_needed)
+            files, self.profile.hints, frozenset(index.unparsed_needed), frozenset(index.constructions_needed),
+            index.entry_points_matched,
         )

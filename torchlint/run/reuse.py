@@ -15,12 +15,13 @@ from pathlib import Path
 
 from torchlint.analysis.pickled import dumps, trusted_loads
 from torchlint.analysis.project_hints import project_hints
+from torchlint.project.entry_points import EntryPointCheck
 from torchlint.project.resolve import kept, selected
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.run.memo import Analysed, Memo, read_text
 from torchlint.run.project_run import Profiles, mentions
 from torchlint.run.run_record import SolvedFile, SolvedProject
-from torchlint.settings.config import Settings
+from torchlint.settings.config import Settings, SettingError
 
 
 class ReusedRun:
@@ -41,6 +42,7 @@ class ReusedRun:
         self.memo = memo
         self.stored = solved
         self.fresh = fresh
+        self.entry_points = EntryPointCheck(solved.entry_points_matched)
         self._kept: dict[str, list[Diagnostic] | FileError] = {}
 
     def _outcome(self, path: str) -> list[Diagnostic] | FileError:
@@ -62,9 +64,13 @@ class ReusedRun:
         outcome = self._outcome(path)
         if isinstance(outcome, FileError):
             return FileResult(path, errors=[outcome], content=content)
-        diagnostics = selected(outcome, path, settings)
+        diagnostics = self.entry_points.fixable(selected(outcome, path, settings), settings)
         source = self.memo.source(file, settings) if diagnostics and self.keep_sources else None
         return FileResult(path, diagnostics, source=source, content=content)
+
+    def setting_errors(self) -> list[SettingError]:
+        """The configured entry points that name no function of the files read."""
+        return self.entry_points.errors(settings for _, settings in self.work.values())
 
     def solved(self) -> SolvedProject:
         """The last solve, with the changed files as they are now."""

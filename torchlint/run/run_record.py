@@ -60,6 +60,9 @@ class SolvedProject:
     # whose constructions it looked for in them
     unparsed_needed: frozenset[str]
     constructions_needed: frozenset[str]
+    # the configured entry points that named a function (a run this solve answers measures
+    # the entry points its settings name against them)
+    entry_points_matched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -79,8 +79,11 @@ def check_paths(
     cache = _cache_for(cache_dir, found.files, resolver)
     record = _stored_record(cache)
     context, listing = _context(paths, found.files, resolver, whole_project, record)
+    # Only the whole project tells that an entry point names nothing.
+    errors = run.errors if whole_project else None
     results = check_files(
-        named, progress=progress, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache, listing=listing
+        named, progress=progress, jobs=jobs, keep_sources=keep_sources, context=context, texts=texts, cache=cache, listing=listing,
+        errors=errors,
     )
     cache.save()
     run.results = sorted(results, key=lambda result: result.path)
@@ -189,16 +192,21 @@ def check_files(
     cache: Cache | None = None,
     listing: Listing | None = None,
     progress: Progress | None = None,
+    errors: list[FileError] | None = None,
 ) -> list[FileResult]:
     """Check files, each with its own settings, as one project.
 
     ``context``: other files of the project, analysed for what they tell about ``work`` but
     not reported. ``texts``: a file's text when it is not the one on disk (an editor's buffer).
-    ``listing``: how ``context`` was found, kept in the run's record."""
+    ``listing``: how ``context`` was found, kept in the run's record. ``errors``, where given,
+    gets the settings the project contradicts (an entry point that names no function): for
+    a run that reads the project whole."""
     cache = cache if cache is not None else Cache(None)
     with _workers(jobs, len(work) + len(context)) as workers:
         project, memo = _project(work, context, workers, cache, texts, keep_sources, listing, progress=progress)
         results = {str(path): project.result(str(path)) for path, _ in work}
+        if errors is not None:
+            errors.extend(project.setting_errors())
     for path in memo.changed & results.keys():
         results[path] = FileResult(path, errors=[FileError(path, CHANGED_DURING_RUN)])
     return [results[str(path)] for path, _ in work]
@@ -236,7 +244,7 @@ def show_regions(
     work = [(path, resolver.for_path(path)) for path in found.files]
     cache = _cache_for(cache_dir, found.files, resolver)
     context, listing = _context(paths, found.files, resolver, whole_project, _stored_record(cache))
-    _describe_files(run, work, context, jobs, cache, {}, listing)
+    _describe_files(run, work, context, jobs, cache, {}, listing, whole_project)
     cache.save()
     return run
 
@@ -249,11 +257,14 @@ def _describe_files(
     cache: Cache,
     texts: Mapping[str, str],
     listing: Listing | None = None,
+    whole_project: bool = False,
 ) -> None:
     with _workers(jobs, len(work) + len(context)) as workers:
         project, _ = _project(work, context, workers, cache, texts, False, listing, rows=True)
         for path, _ in work:
             run.add(str(path), project.regions(str(path)))
+        if whole_project:
+            run.errors.extend(project.setting_errors())
 
 
 def _buffer(data: bytes, filename: str | None, resolver: ConfigResolver) -> tuple[Path, Settings, str | FileError]:
@@ -279,9 +290,10 @@ def show_regions_stdin(
     if isinstance(text, FileError):
         run.add(str(path), text)
         return run
-    context = _context([path], [path], resolver, whole_project and filename is not None)[0]
+    whole_project = whole_project and filename is not None
+    context = _context([path], [path], resolver, whole_project)[0]
     cache = _cache_for(cache_dir if filename else None, [path], resolver)
-    _describe_files(run, [(path, settings)], context, None, cache, {str(path): text})
+    _describe_files(run, [(path, settings)], context, None, cache, {str(path): text}, whole_project=whole_project)
     cache.save()
     return run
 
@@ -307,8 +319,10 @@ def check_stdin(
     context, listing = (
         _context([path], [path], resolver, whole_project, _stored_record(cache)) if filename else ([], None)
     )
+    errors: list[FileError] = []
     results = check_files(
-        [(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache, listing=listing
+        [(path, settings)], keep_sources=keep_sources, context=context, texts={str(path): text}, cache=cache, listing=listing,
+        errors=errors if whole_project and filename else None,
     )
     cache.save()
-    return CheckRun(results=results)
+    return CheckRun(results=results, errors=errors)

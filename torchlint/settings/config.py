@@ -14,11 +14,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from torchlint.report.diagnostic import FileError
+
 CONFIG_FILENAMES = ("torchlint.toml", "pyproject.toml")
+COMPILED_CHOICES = ("forward", "reachable")
 
 
 class ConfigError(Exception):
     """A configuration file that cannot be used; the message names file and key."""
+
+
+@dataclass(frozen=True)
+class SettingError(FileError):
+    """A setting that the project's code contradicts (an entry point that names no function):
+    every file is still checked, and the run exits 2. ``path`` is the configuration file."""
+
+
+def setting_error(config_path: Path, key: str, problem: str) -> SettingError:
+    """`pyproject.toml: [tool.torchlint] entry-points: "x" matches ...` once printed."""
+    table = "[tool.torchlint] " if config_path.name == "pyproject.toml" else ""
+    return SettingError(str(config_path), f"{table}{key}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -37,6 +52,9 @@ class Settings:
     target_torch: str | None = None
     guard_functions: tuple[str, ...] = ()
     entry_points: tuple[str, ...] = ()
+    # What counts as compiled: "forward" (every nn.Module's forward, and what compile sites and
+    # entry points reach) or "reachable" (only what compile sites and entry points reach).
+    compiled: str = "forward"
     # The compile profile: Dynamo settings the project compiles under (None: torch's default).
     capture_scalar_outputs: bool | None = None
     capture_dynamic_output_shape_ops: bool | None = None
@@ -56,7 +74,7 @@ class Settings:
         included. Selection, suppression and fixing only filter the findings afterwards, so a
         run with another `--select` reuses every analysis and the last solve."""
         return (
-            self.root, self.entry_points, self.guard_functions, self.max_file_size, self.target_torch,
+            self.root, self.entry_points, self.compiled, self.guard_functions, self.max_file_size, self.target_torch,
             self.capture_scalar_outputs, self.capture_dynamic_output_shape_ops, self.trace_numpy,
             self.trace_autograd_ops, self.reorderable_logging_functions, self.mode,
         )
@@ -131,6 +149,7 @@ _KEYS = {
     "target-torch": ("target_torch", lambda v, k, w: _torch_version(v, w)),
     "guard-functions": ("guard_functions", _string_list),
     "entry-points": ("entry_points", _string_list),
+    "compiled": ("compiled", lambda v, k, w: _one_of(v, k, w, COMPILED_CHOICES)),
     "capture-scalar-outputs": ("capture_scalar_outputs", _boolean),
     "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _boolean),
     "trace-numpy": ("trace_numpy", _boolean),

@@ -71,10 +71,18 @@ class CompileProfile:
     # The mode modules are compiled in: "train", "eval" or "both" (findings that hold only in
     # the other mode are dropped).
     mode: str = "both"
+    # What counts as compiled (config `compiled`): "forward", every module's forward among the
+    # rest, or "reachable", only what compile sites and configured entry points reach.
+    compiled: str = "forward"
     # The names by which a call may reach another file's disabled function, or build its
     # TypedDict with optional keys (`project_hints`); None: any name may.
     disabled_names: frozenset[str] | None = None
     typed_dict_names: frozenset[str] | None = None
+
+    @property
+    def presumes_forwards(self) -> bool:
+        """Whether a module's `forward` counts as compiled though nothing is seen compiling it."""
+        return self.compiled == "forward"
 
     def may_be_disabled(self, *names: str) -> bool:
         return self.disabled_names is None or any(name in self.disabled_names for name in names)
@@ -156,6 +164,7 @@ def compile_profile(settings: Settings, hints: ProjectHints | None = None) -> Co
         reorderable_logging_functions=frozenset(settings.reorderable_logging_functions),
         torch_version=target_torch(settings),
         mode=settings.mode,
+        compiled=settings.compiled,
         disabled_names=hints.disabled_names if hints is not None else None,
         typed_dict_names=hints.typed_dict_names if hints is not None else None,
     )
