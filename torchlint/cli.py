@@ -1,4 +1,5 @@
-"""The command line: `torchlint check`, `torchlint rules`, `torchlint rule CODE`.
+"""The command line: `torchlint check`, `torchlint rules`, `torchlint rule CODE`, `torchlint verify`,
+`torchlint server`.
 
 `torchlint PATHS...` is short for `torchlint check PATHS...`. Exit codes: 0 clean,
 1 findings, 2 usage, configuration or file errors.
@@ -477,6 +478,17 @@ def _show_regions(
     if run.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if run.unparsable else EXIT_CLEAN)
+
+
+@cli.command("server")
+def server_command() -> None:
+    """Run the language server on stdin and stdout, for editors (needs `torchlint[server]`)."""
+    try:
+        from torchlint.server.server import serve
+    except ImportError as error:
+        _fail(f"`torchlint server` needs pygls: pip install 'torchlint[server]' ({error})")
+        return
+    serve()
 
 
 @cli.command("rules")

@@ -203,6 +203,11 @@ class Memo:
                 self._content[key], self._stamps[key] = file_content(path, self.known.get(key))
         return self._content[key]
 
+    def forget(self, path: str) -> None:
+        """Read ``path`` afresh next time: its text (a buffer, or the file on disk) changed."""
+        self._content.pop(path, None)
+        self._stamps.pop(path, None)
+
     def record(self, path: Path) -> FileRecord | None:
         content = self.content(path)
         return FileRecord(content, self._stamps.get(str(path))) if content is not None else None

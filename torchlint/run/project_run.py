@@ -71,6 +71,11 @@ class ProjectRun:
         # how many times the project was solved: once, or twice where the solve needs files
         # the text test skipped (more only where those are not found through imports)
         self.solves = 0
+        self.solve()
+
+    def solve(self) -> None:
+        """Solve the project from the files' outlines, parsing the files the text test skipped
+        that the solve turns out to need, until it needs none."""
         while True:
             self.solution = Solution(self._outlines(), self.display)
             self.solves += 1

@@ -134,10 +134,13 @@ def why_it_died(exitcode: int | None) -> str:
 class Workers:
     """Per-file work across ``count`` worker processes, kept for every phase of a run."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, start_method: str | None = None) -> None:
         self.count = max(1, count)
         self._workers: list[_Worker] = []
         self._context = None
+        # None: fork where the system has it. A process with threads of its own (the
+        # language server) asks for "spawn": a fork copies the locks another thread holds.
+        self._start_method = start_method
         _live_workers.add(self)
 
     def __enter__(self) -> Workers:
@@ -269,7 +272,8 @@ class Workers:
         if self._context is None:
             # fork where the system has it: a worker starts with everything imported.
             methods = multiprocessing.get_all_start_methods()
-            self._context = multiprocessing.get_context("fork" if "fork" in methods and sys.platform.startswith("linux") else None)
+            default = "fork" if "fork" in methods and sys.platform.startswith("linux") else None
+            self._context = multiprocessing.get_context(self._start_method or default)
         ours, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, os.getpid()), daemon=True, name="torchlint-worker")
         # A signal held back while the worker starts reaches this process once it has,

@@ -1,0 +1,285 @@
+"""`torchlint server` driven over stdio by a real language client (pytest-lsp), on a real
+project on disk: open, change, code actions, applying their edits, hover, fix-all, a
+buffer that does not parse, shutdown. What the server publishes is what `torchlint check`
+reports for the same text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pygls.uris import from_fs_path  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+HELPERS = """\
+import torch
+
+
+def stats(x):
+    return x.mean()
+"""
+
+MODEL = """\
+import torch
+from torch import nn
+
+from .helpers import stats
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print(x.shape)
+        torch._dynamo.graph_break()
+        m = stats(x)
+        if m > 0:
+            x = x * 2
+        return x + m.item()
+"""
+
+# waiting for the server's answer, at most
+TIMEOUT_S = 60
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HELPERS)
+    (package / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]))
+async def client(lsp_client: LanguageClient, project: Path):
+    lsp_client.registrations = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        lsp_client.registrations.extend(params.registrations)
+
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=from_fs_path(str(project)),
+        workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(project)), name="project")],
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _uri(path: Path) -> str:
+    return from_fs_path(str(path))
+
+
+def _open(client: LanguageClient, path: Path, text: str | None = None) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=_uri(path), language_id="python", version=1, text=text if text is not None else path.read_text()
+            )
+        )
+    )
+
+
+def _replace(client: LanguageClient, path: Path, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=_uri(path), version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def _diagnostics(client: LanguageClient, path: Path, until=lambda found: True) -> list[types.Diagnostic]:
+    """The diagnostics published for ``path`` once ``until`` holds for them."""
+    uri = _uri(path)
+    deadline = asyncio.get_running_loop().time() + TIMEOUT_S
+    while asyncio.get_running_loop().time() < deadline:
+        found = client.diagnostics.get(uri)
+        if found is not None and until(list(found)):
+            return list(found)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no diagnostics as expected for {path.name}: {client.diagnostics.get(uri)}")
+
+
+def _codes(found: list[types.Diagnostic]) -> list[str]:
+    return sorted(str(d.code) for d in found)
+
+
+def _check(project: Path, path: Path, text: str | None = None) -> list[tuple[str, int, int]]:
+    """What `torchlint check` reports for the file (with ``text`` as its buffer)."""
+    args = [sys.executable, "-m", "torchlint", "check", "--output-format", "json", "--no-cache"]
+    if text is None:
+        run = subprocess.run([*args, str(path)], cwd=project, capture_output=True, text=True)
+    else:
+        run = subprocess.run([*args, "--stdin-filename", str(path), "-"], cwd=project, input=text, capture_output=True, text=True)
+    return sorted((d["code"], d["location"]["row"], d["location"]["column"]) for d in json.loads(run.stdout))
+
+
+def _as_check(found: list[types.Diagnostic]) -> list[tuple[str, int, int]]:
+    return sorted((str(d.code), d.range.start.line + 1, d.range.start.character + 1) for d in found)
+
+
+def _apply(text: str, edits: list[types.TextEdit]) -> str:
+    """``text`` with the edits made (positions in UTF-16; the test texts are ASCII)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: types.Position) -> int:
+        return sum(len(line) for line in lines[: position.line]) + position.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+def _edits(action: types.CodeAction) -> list[types.TextEdit]:
+    assert action.edit is not None and action.edit.document_changes
+    return [edit for change in action.edit.document_changes for edit in change.edits]
+
+
+@pytest.mark.asyncio
+async def test_findings_on_open_equal_check_and_carry_codes_links_and_ids(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    _open(client, model)
+    found = await _diagnostics(client, model, lambda found: bool(found))
+    assert _as_check(found) == _check(project, model)
+    assert _codes(found) == ["TL101", "TL201", "TL301", "TL505"]
+    by_code = {str(d.code): d for d in found}
+    assert by_code["TL301"].code_description.href == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+    assert "[GB0124" in by_code["TL301"].message
+    assert by_code["TL301"].severity == types.DiagnosticSeverity.Error
+    assert all(d.source == "torchlint" for d in found)
+
+
+@pytest.mark.asyncio
+async def test_an_edit_in_a_helper_refreshes_the_open_model(client: LanguageClient, project: Path):
+    model, helpers = project / "pkg" / "model.py", project / "pkg" / "helpers.py"
+    _open(client, model)
+    await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
+    _open(client, helpers)
+    # The helper stops returning a tensor: `if m > 0` in the model no longer branches on one.
+    plain = HELPERS.replace("return x.mean()", "return 1.0")
+    _replace(client, helpers, plain, version=2)
+    found = await _diagnostics(client, model, lambda found: "TL201" not in _codes(found))
+    assert _codes(found) == ["TL101", "TL301", "TL505"]
+    assert _as_check(found) == _check_with_buffer(project, helpers, plain, model)
+
+
+def _check_with_buffer(project: Path, edited: Path, text: str, reported: Path) -> list[tuple[str, int, int]]:
+    """`torchlint check` of ``reported`` while ``edited`` holds ``text`` on disk."""
+    before = edited.read_text()
+    edited.write_text(text)
+    try:
+        return _check(project, reported)
+    finally:
+        edited.write_text(before)
+
+
+@pytest.mark.asyncio
+async def test_quick_fixes_noqa_and_fix_all_apply_and_clear_their_findings(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    _open(client, model)
+    found = await _diagnostics(client, model, lambda found: bool(found))
+    graph_break = next(d for d in found if d.code == "TL505")
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
+            range=graph_break.range,
+            context=types.CodeActionContext(diagnostics=[graph_break]),
+        )
+    )
+    titles = [action.title for action in result]
+    fix = next(action for action in result if action.kind == types.CodeActionKind.QuickFix and "noqa" not in action.title)
+    assert fix.is_preferred, titles
+    assert any("# noqa: TL505" in title for title in titles), titles
+    text = _apply(MODEL, _edits(fix))
+    assert "graph_break" not in text
+    _replace(client, model, text, version=2)
+    found = await _diagnostics(client, model, lambda found: "TL505" not in _codes(found))
+    assert _codes(found) == ["TL101", "TL201", "TL301"]
+
+    # Unsafe fixes are offered, and say so; a noqa comment silences the finding.
+    printing = next(d for d in found if d.code == "TL101")
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
+            range=printing.range,
+            context=types.CodeActionContext(diagnostics=[printing]),
+        )
+    )
+    unsafe = next(action for action in result if "unsafe" in action.title)
+    assert not unsafe.is_preferred
+    noqa = next(action for action in result if "noqa" in action.title)
+    text = _apply(text, _edits(noqa))
+    assert "print(x.shape)  # noqa: TL101" in text
+    _replace(client, model, text, version=3)
+    found = await _diagnostics(client, model, lambda found: "TL101" not in _codes(found))
+    assert _as_check(found) == _check(project, model, text)
+
+    # Fix-all takes the safe fixes: the explicit graph break.
+    _replace(client, model, MODEL, version=4)
+    await _diagnostics(client, model, lambda found: "TL505" in _codes(found))
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.torchlint"]),
+        )
+    )
+    (fix_all,) = result
+    fixed = _apply(MODEL, _edits(fix_all))
+    assert "graph_break" not in fixed and "print(x.shape)" in fixed
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_why_use_instead_and_the_graph_break_page(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    _open(client, model)
+    found = await _diagnostics(client, model, lambda found: bool(found))
+    item = next(d for d in found if d.code == "TL301")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=_uri(model)), position=item.range.start)
+    )
+    assert hover is not None
+    text = hover.contents.value
+    assert "### Use instead" in text and "### Why" in text
+    assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text
+    assert "torchlint rule TL301" in text
+
+
+@pytest.mark.asyncio
+async def test_a_buffer_that_does_not_parse_gives_tl901_and_the_project_goes_on(client: LanguageClient, project: Path):
+    model, helpers = project / "pkg" / "model.py", project / "pkg" / "helpers.py"
+    _open(client, model)
+    await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
+    _open(client, helpers)
+    _replace(client, helpers, HELPERS + "def broken(:\n", version=2)
+    found = await _diagnostics(client, helpers, lambda found: "TL901" in _codes(found))
+    assert _codes(found) == ["TL901"]
+    # The model keeps the findings the helper's last good outline gives.
+    _replace(client, model, MODEL + "\n", version=2)
+    found = await _diagnostics(client, model, lambda found: len(found) == 4)
+    assert _codes(found) == ["TL101", "TL201", "TL301", "TL505"]
+    # Mended, the helper is clean again.
+    _replace(client, helpers, HELPERS, version=3)
+    assert await _diagnostics(client, helpers, lambda found: not found) == []
+
+
+@pytest.mark.asyncio
+async def test_closing_a_buffer_clears_its_diagnostics(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    _open(client, model)
+    await _diagnostics(client, model, lambda found: bool(found))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=_uri(model))))
+    assert await _diagnostics(client, model, lambda found: not found) == []
