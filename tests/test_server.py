@@ -283,3 +283,18 @@ async def test_closing_a_buffer_clears_its_diagnostics(client: LanguageClient, p
     await _diagnostics(client, model, lambda found: bool(found))
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=_uri(model))))
     assert await _diagnostics(client, model, lambda found: not found) == []
+
+
+@pytest.mark.asyncio
+async def test_editor_settings_select_what_is_shown_and_others_settings_leave_them(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    _open(client, model)
+    await _diagnostics(client, model, lambda found: "TL101" in _codes(found))
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"torchlint": {"ignore": ["TL101"]}}))
+    found = await _diagnostics(client, model, lambda found: found and "TL101" not in _codes(found))
+    assert _codes(found) == ["TL201", "TL301", "TL505"]
+    # A client's empty settings (sent after start-up by some) change nothing.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+    _replace(client, model, MODEL + "\n", version=2)
+    await asyncio.sleep(0.5)
+    assert _codes(await _diagnostics(client, model, lambda found: bool(found))) == ["TL201", "TL301", "TL505"]

@@ -19,7 +19,7 @@ from torchlint.report.diagnostic import FileResult
 from torchlint.server.workspace import Workspace
 
 # Seconds an edit waits for the next one before the file is analysed.
-EDIT_DELAY_S = 0.05
+EDIT_DELAY_S = 0.03
 # Seconds of no edits before a project whose interface changed is solved again: a solve of
 # a large project takes a second or more, and an edit that arrives meanwhile waits for it.
 SOLVE_DELAY_S = 0.4

@@ -25,7 +25,7 @@ from torchlint.server import actions
 from torchlint.server.convert import Positions, file_error, overlaps, to_lsp
 from torchlint.server.hover import hover_markdown
 from torchlint.server.lint_thread import LintThread
-from torchlint.server.workspace import ClientSettings, Workspace
+from torchlint.server.workspace import SETTING_KEYS, ClientSettings, Workspace
 from torchlint.settings.config import ConfigError, SettingError
 
 _CONFIG_FILES = ("pyproject.toml", "torchlint.toml")
@@ -105,10 +105,7 @@ class TorchlintServer(LanguageServer):
                 self.say(types.MessageType.Error, f"torchlint: {error.path}: {error.message}")
                 continue
             shown.append(file_error(error))
-        before = self.published.get(uri)
         self.published[uri] = Published(version, document.source, positions, findings)
-        if before is not None and before.version == version and [lsp for _, lsp in before.findings] == shown:
-            return
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=shown)
         )
@@ -295,6 +292,10 @@ def _did_change_configuration(ls: TorchlintServer, params: types.DidChangeConfig
     raw = params.settings
     if isinstance(raw, dict) and "torchlint" in raw:
         raw = raw["torchlint"]
+    elif not (isinstance(raw, dict) and raw.keys() & SETTING_KEYS):
+        # Nothing of ours (clients send `{}` or their other servers' settings after
+        # start-up): the settings given at initialization stand.
+        return
     ls.configure(raw)
 
 

@@ -24,6 +24,11 @@ from torchlint.settings.selection import SelectorError, validate
 ProgressFactory = Callable[[str], tuple[Progress, Callable[[], None]]]
 
 
+# The settings an editor may send (`initializationOptions.settings`, or the `torchlint` section
+# of `workspace/didChangeConfiguration`).
+SETTING_KEYS = frozenset({"select", "extendSelect", "ignore", "configuration"})
+
+
 @dataclass(frozen=True)
 class ClientSettings:
     """What the editor's settings may say, over the configuration files: as `--select`,
@@ -42,7 +47,7 @@ class ClientSettings:
             return cls()
         if not isinstance(raw, dict):
             raise ConfigError("editor settings: expected an object of torchlint settings")
-        unknown = set(raw) - {"select", "extendSelect", "ignore", "configuration"}
+        unknown = set(raw) - SETTING_KEYS
         if unknown:
             raise ConfigError(f"editor settings: unknown setting `{sorted(unknown)[0]}`")
 
