@@ -15,7 +15,9 @@ the diagnostics of that version:
 
 The baseline, in the same run: `torchlint check --stdin-filename FILE -` with the same edited
 text and a warm cache, which is what an editor without the server runs for each edit. The
-target: the median from `didChange` to diagnostics under 150 ms on the body and typing edits.
+target: for each file, the median from `didChange` to diagnostics under 150 ms on the body
+edits (code that parses; most keystrokes of the typing edits leave a line that does not,
+which is quicker, so they do not count towards it).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ BASELINE_RUNS = 5
 
 @dataclass
 class Timings:
+    """Seconds from `didChange` to the diagnostics of that version, by kind of edit, for one file."""
+
     body: list[float] = field(default_factory=list)
     typing: list[float] = field(default_factory=list)
     interface_first: list[float] = field(default_factory=list)
@@ -145,9 +149,9 @@ def edits_of(text: str, count: int) -> tuple[list[str], list[str], list[str]]:
     return body, typing, interface
 
 
-async def time_server(project: Path, files: list[Path], count: int) -> tuple[float, Timings]:
+async def time_server(project: Path, files: list[Path], count: int) -> tuple[float, dict[str, Timings]]:
     bench = Bench()
-    timings = Timings()
+    by_file: dict[str, Timings] = {}
     await bench.start(project)
     try:
         first = files[0]
@@ -161,6 +165,7 @@ async def time_server(project: Path, files: list[Path], count: int) -> tuple[flo
                 bench.open(uri, original)
                 await bench.wait(uri, 0)
             version = 0
+            timings = by_file[path.name] = Timings()
             body, typing, interface = edits_of(original, count)
             for kind, texts in (("body", body), ("typing", typing)):
                 for text in texts:
@@ -178,13 +183,14 @@ async def time_server(project: Path, files: list[Path], count: int) -> tuple[flo
             await bench.wait(uri, version)
     finally:
         await bench.stop()
-    return read, timings
+    return read, by_file
 
 
-def time_baseline(project: Path, path: Path, text: str) -> float:
-    """The median seconds of `torchlint check --stdin-filename` on the edited text."""
+def time_baseline(project: Path, path: Path, texts: list[str]) -> float:
+    """The median seconds of `torchlint check --stdin-filename` on the edited texts, each a
+    new one: the same text again would be answered from the cache."""
     runs = []
-    for _ in range(BASELINE_RUNS):
+    for text in texts:
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "torchlint", "check", "--stdin-filename", str(path), "-q", "-"],
@@ -219,28 +225,31 @@ def main() -> None:
     files = [package / name for name in FILES]
     compileall.compile_dir(Path(torchlint.__file__).parent, quiet=1)
 
-    read, timings = asyncio.run(time_server(project, files, options.edits))
-    body_text = edits_of(files[0].read_text(encoding="utf-8"), 1)[0][0]
-    baseline = time_baseline(project, files[0], body_text)
-    edits = timings.body + timings.typing
-    figures = {
-        "transformers": options.transformers_version,
-        "files": list(FILES),
-        "first_read_s": round(read, 2),
-        "body": _summary(timings.body),
-        "typing": _summary(timings.typing),
-        "body_and_typing": _summary(edits),
-        "interface_first": _summary(timings.interface_first),
-        "interface_solved": _summary(timings.interface_solved),
-        "baseline_check_stdin_ms": round(1000 * baseline, 1),
-        "ratio_median_to_baseline": round(statistics.median(edits) / baseline, 3),
-        "target_median_ms": 1000 * TARGET_MEDIAN_S,
-    }
-    figures["meets_target"] = statistics.median(edits) < TARGET_MEDIAN_S
+    read, by_file = asyncio.run(time_server(project, files, options.edits))
+    figures: dict[str, object] = {"transformers": options.transformers_version, "first_read_s": round(read, 2)}
+    meets = True
+    for path in files:
+        timings = by_file[path.name]
+        # numbers the server's edits did not use: each a text the cache has not seen
+        texts = edits_of(path.read_text(encoding="utf-8"), options.edits + BASELINE_RUNS)[0][-BASELINE_RUNS:]
+        baseline = time_baseline(project, path, texts)
+        figures[path.name] = {
+            "lines": path.read_text(encoding="utf-8").count("\n"),
+            "body": _summary(timings.body),
+            "typing": _summary(timings.typing),
+            "interface_first": _summary(timings.interface_first),
+            "interface_solved": _summary(timings.interface_solved),
+            "baseline_check_stdin_ms": round(1000 * baseline, 1),
+            "ratio_body_median_to_baseline": round(statistics.median(timings.body) / baseline, 3),
+        }
+        # the edits that leave code that parses count: a half-typed line is quicker
+        meets = meets and statistics.median(timings.body) < TARGET_MEDIAN_S
+    figures["target_body_median_ms"] = 1000 * TARGET_MEDIAN_S
+    figures["meets_target"] = meets
     print(json.dumps(figures, indent=2))
     if options.json is not None:
         options.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    sys.exit(0 if figures["meets_target"] else 1)
+    sys.exit(0 if meets else 1)
 
 
 if __name__ == "__main__":
