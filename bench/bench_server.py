@@ -43,7 +43,8 @@ from _cache import cache_dir
 from bench_check import DEFAULT_TRANSFORMERS, fetch_wheel
 from bench_project import extract_package
 
-FILES = ("models/llama/modeling_llama.py", "models/bert/modeling_bert.py")
+# a small, a median-sized (transformers 4.57.1: 1,144 lines) and a large model file
+FILES = ("models/llama/modeling_llama.py", "models/gpt_neo/modeling_gpt_neo.py", "models/bert/modeling_bert.py")
 TARGET_MEDIAN_S = 0.150
 # the line typed, a keystroke at a time, after the first line of `forward`'s body
 TYPED = "print(hidden_states.shape)"

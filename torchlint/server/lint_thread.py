@@ -1,5 +1,6 @@
-"""The one thread that analyses: edits wait a moment for the next keystroke, the latest text
-of each file is linted, and a project whose interface changed is solved once typing pauses.
+"""The one thread that analyses: the latest text of each edited file is linted (keystrokes
+that arrive meanwhile are taken together), and a project whose interface changed is solved
+once typing pauses.
 
 The protocol's event loop only hands work over and answers from what was published, so
 it never waits on an analysis; the workspace is touched by this thread alone.
@@ -18,8 +19,10 @@ from typing import Any
 from torchlint.report.diagnostic import FileResult
 from torchlint.server.workspace import Workspace
 
-# Seconds an edit waits for the next one before the file is analysed.
-EDIT_DELAY_S = 0.03
+# Seconds an edit waits for the next one before the file is analysed: none. Keystrokes that
+# arrive while a text is analysed wait, and only the latest of them is analysed next; a
+# result whose text was superseded meanwhile is not published.
+EDIT_DELAY_S = 0.0
 # Seconds of no edits before a project whose interface changed is solved again: a solve of
 # a large project takes a second or more, and an edit that arrives meanwhile waits for it.
 SOLVE_DELAY_S = 0.4
