@@ -254,3 +254,12 @@ def test_diff_says_how_many_fixes_unsafe_fixes_would_add(tmp_path: Path) -> None
     unsafe = run("check", "--diff", "--unsafe-fixes", "--no-cache", "m.py", cwd=tmp_path)
     assert unsafe.returncode == 1 and b"+++ m.py" in unsafe.stdout
     assert "Would fix 1 finding." in unsafe.stderr.decode() and "hidden" not in unsafe.stderr.decode()
+
+
+def test_server_without_pygls_says_which_extra_to_install(tmp_path: Path) -> None:
+    # pygls made unimportable, as on an install without the `server` extra
+    code = "import sys; sys.modules['pygls'] = None; sys.argv = ['torchlint', 'server']; from torchlint.cli import main; main()"
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2
+    assert "pip install 'torchlint[server]'" in run.stderr
+    assert run.stdout == ""
