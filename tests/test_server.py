@@ -298,3 +298,49 @@ async def test_editor_settings_select_what_is_shown_and_others_settings_leave_th
     _replace(client, model, MODEL + "\n", version=2)
     await asyncio.sleep(0.5)
     assert _codes(await _diagnostics(client, model, lambda found: bool(found))) == ["TL201", "TL301", "TL505"]
+
+
+@pytest.mark.asyncio
+async def test_a_broken_configuration_is_shown_and_mending_it_on_disk_brings_the_findings_back(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    config = project / "pyproject.toml"
+    config.write_text("[tool.torchlint]\nselect = 5\n")
+    _open(client, model)
+    (broken,) = await _diagnostics(client, model, lambda found: bool(found))
+    assert broken.message.startswith("torchlint could not check this file:") and "select" in broken.message
+    config.write_text("[tool.torchlint]\n")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(config), type=types.FileChangeType.Changed)])
+    )
+    found = await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
+    assert _as_check(found) == _check(project, model)
+
+
+@pytest.mark.asyncio
+async def test_a_file_changed_on_disk_refreshes_the_open_files_that_depend_on_it(client: LanguageClient, project: Path):
+    model, helpers = project / "pkg" / "model.py", project / "pkg" / "helpers.py"
+    _open(client, model)
+    await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
+    helpers.write_text(HELPERS.replace("return x.mean()", "return 1.0"))
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(helpers), type=types.FileChangeType.Changed)])
+    )
+    found = await _diagnostics(client, model, lambda found: "TL201" not in _codes(found))
+    assert _as_check(found) == _check(project, model)
+
+
+@pytest.mark.asyncio
+async def test_a_file_created_on_disk_joins_the_project(client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    text = MODEL.replace("from .helpers import stats", "from .ops import stats")
+    _open(client, model, text)
+    # `stats` comes from a module that does not exist yet: nothing says it returns a tensor.
+    found = await _diagnostics(client, model, lambda found: bool(found))
+    assert "TL201" not in _codes(found)
+    ops = project / "pkg" / "ops.py"
+    ops.write_text(HELPERS)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(ops), type=types.FileChangeType.Created)])
+    )
+    found = await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
+    assert _as_check(found) == _check(project, model, text)
