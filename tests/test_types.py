@@ -1,4 +1,4 @@
-"""The analysis, the project's solve and the API rules are written against type-check under
+"""The analysis, the project's solve, the API rules are written against and the language server type-check under
 `mypy --strict`, with the configuration in pyproject.toml."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ STRICT_TARGETS = (
     "torchlint/project",
     "torchlint/rules/base.py",
     "torchlint/rules/context.py",
+    "torchlint/server",
 )
 
 

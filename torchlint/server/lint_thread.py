@@ -44,7 +44,7 @@ class LintThread:
         self.publish = publish
         self.on_error = on_error
         self._edits: dict[str, _Edit] = {}
-        self._jobs: list[tuple[Callable[[Workspace], Any], Future]] = []
+        self._jobs: list[tuple[Callable[[Workspace], Any], Future[Any]]] = []
         self._solve_due: float | None = None
         self._stopped = False
         self._wake = threading.Condition()
@@ -69,9 +69,9 @@ class LintThread:
         with self._wake:
             return path in self._edits
 
-    def submit(self, job: Callable[[Workspace], Any]) -> Future:
+    def submit(self, job: Callable[[Workspace], Any]) -> Future[Any]:
         """Run ``job(workspace)`` on this thread, before the edits waiting."""
-        future: Future = Future()
+        future: Future[Any] = Future()
         with self._wake:
             self._jobs.append((job, future))
             self._wake.notify()
@@ -101,7 +101,7 @@ class LintThread:
             if solve:
                 self._guarded(self._solve)
 
-    def _wait(self) -> tuple[list, dict[str, _Edit], bool]:
+    def _wait(self) -> tuple[list[tuple[Callable[[Workspace], Any], Future[Any]]], dict[str, _Edit], bool]:
         """Sleep until there is something due: jobs first, then the edits that waited long
         enough, then a solve once no edit is waiting."""
         while not self._stopped:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,13 +78,17 @@ class TorchlintServer(LanguageServer):
             self.said.add(message)
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
+    def _on_loop(self, callback: Callable[..., object], *args: object) -> None:
+        """Hand ``callback(*args)`` from the lint thread to the protocol's event loop, the one
+        thread that writes to the client."""
+        assert self.loop is not None  # set when the session was initialized
+        self.loop.call_soon_threadsafe(callback, *args)
+
     def _log_from_thread(self, message: str) -> None:
-        self.loop.call_soon_threadsafe(
-            self.window_log_message, types.LogMessageParams(type=types.MessageType.Error, message=message)
-        )
+        self._on_loop(self.window_log_message, types.LogMessageParams(type=types.MessageType.Error, message=message))
 
     def _publish_from_thread(self, path: str, version: int | None, result: FileResult) -> None:
-        self.loop.call_soon_threadsafe(self._publish, path, version, result)
+        self._on_loop(self._publish, path, version, result)
 
     def _publish(self, path: str, version: int | None, result: FileResult) -> None:
         uri = from_fs_path(path)
@@ -110,13 +116,14 @@ class TorchlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=shown)
         )
 
-    def _progress(self, title: str):
+    def _progress(self, title: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
         """Callbacks for the lint thread that show a project's first read as work-done
         progress, where the client takes it."""
         supported = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
         if not supported:
             return (lambda done, total: None), (lambda: None)
         token = f"torchlint-{next(self._tokens)}"
+        assert self.loop is not None  # set when the session was initialized
         created = asyncio.run_coroutine_threadsafe(self._begin(token, title), self.loop)
         last = [-1]
 
@@ -124,10 +131,10 @@ class TorchlintServer(LanguageServer):
             percentage = 100 * done // max(total, 1)
             if percentage != last[0]:
                 last[0] = percentage
-                self.loop.call_soon_threadsafe(self._report, created, token, f"{done}/{total} files", percentage)
+                self._on_loop(self._report, created, token, f"{done}/{total} files", percentage)
 
         def end() -> None:
-            self.loop.call_soon_threadsafe(self._end, created, token)
+            self._on_loop(self._end, created, token)
 
         return report, end
 
@@ -139,11 +146,11 @@ class TorchlintServer(LanguageServer):
         self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False))
         return True
 
-    def _report(self, created, token: str, message: str, percentage: int) -> None:
+    def _report(self, created: Future[bool], token: str, message: str, percentage: int) -> None:
         if created.done() and created.result():
             self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message, percentage=percentage))
 
-    def _end(self, created, token: str) -> None:
+    def _end(self, created: Future[bool], token: str) -> None:
         async def end() -> None:
             if await asyncio.wrap_future(created):
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
@@ -195,7 +202,7 @@ class TorchlintServer(LanguageServer):
                     elif path in project.paths:
                         project.set_text(path, None)
 
-        self.lint.submit(job).add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._after_disk_change))
+        self.lint.submit(job).add_done_callback(lambda _: self._on_loop(self._after_disk_change))
 
     def _after_disk_change(self) -> None:
         if self.lint is not None:

@@ -152,7 +152,7 @@ class Workspace:
         """The file's result with the errors of the project's configuration (an entry point
         that names nothing), which `check` prints once a run."""
         errors = project.setting_errors()
-        return replace(result, errors=result.errors + errors) if errors else result
+        return replace(result, errors=[*result.errors, *errors]) if errors else result
 
     def open_in(self, project: LiveProject) -> list[str]:
         return sorted(path for path in self.texts if path in project.paths)
