@@ -9,7 +9,7 @@ which it stands (`conditions`), and the project answers it (`torchlint.project`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
@@ -193,10 +193,12 @@ def analyze_text(
     *,
     parse_always: bool = False,
     rows: bool = False,
+    parser: Callable[[str], Parsed] = parse,
 ) -> FileAnalysis:
     """One file's analysis. A file the text test shows nothing to trace in is only compiled by
     Python (for TL901), unless ``parse_always``: the project's code calls into it. ``rows``:
-    find the row each function's name is on, for `--show-regions`."""
+    find the row each function's name is on, for `--show-regions`. ``parser``: how the text
+    is parsed (the language server parses an edit from the file's last parse)."""
     name = module_name(path, settings)
     package = is_package(path)
     directives = find_directives(text)
@@ -205,7 +207,7 @@ def analyze_text(
         pending = [PendingDiagnostic(found, TRUE)] if found is not None else []
         return _analysis(unparsed_outline(path, name, package), pending, directives)
     try:
-        parsed = parse(text)
+        parsed = parser(text)
     except cst.ParserSyntaxError as error:
         found = syntax_error(text, path, error)
         outline = FileOutline(path, name, package_of(name, package))

@@ -14,6 +14,8 @@ from torchlint.analysis.engine import FileAnalysis, ParserLimit, analyze_text
 from torchlint.analysis.project_hints import FileHints, file_hints
 from torchlint.files.source import SourceError, decode_source, read_bytes
 from torchlint.parse.deep_stack import run_with_deep_stack
+from torchlint.parse.incremental import LastParse, reparse
+from torchlint.parse.positions import Parsed, parse
 from torchlint.report.diagnostic import FileError
 from torchlint.run.cache import Cache, digest
 from torchlint.run.run_record import FileRecord, Stamp, content_hash, file_content
@@ -93,21 +95,45 @@ class Analysed:
 Item = tuple[Path, Settings, "CompileProfile | None", "str | None", bool]
 
 
-def _analyze_batch(batch: list[Item], rows: bool) -> list[tuple[Analysed, str | None]]:
+def _analyze_batch(batch: list[Item], rows: bool, from_last_parse: bool = False) -> list[tuple[Analysed, str | None]]:
+    """Each item's analysis; ``from_last_parse``: parse each text from the last parse of its
+    file in this worker (an editor's edits, one after another)."""
     found = []
     for path, settings, profile, text, parse_always in batch:
         source, content = read_text(path, text, settings)
         if isinstance(source, FileError):
             found.append((Analysed(str(path), error=source), content))
             continue
+        parser = _parser_from_last_parse(str(path)) if from_last_parse else parse
         analysis = _per_file(
-            str(path), lambda: analyze_text(source, str(path), settings, profile, parse_always=parse_always, rows=rows)
+            str(path),
+            lambda: analyze_text(
+                source, str(path), settings, profile, parse_always=parse_always, rows=rows, parser=parser
+            ),
         )
         if isinstance(analysis, FileError):
             found.append((Analysed(str(path), error=analysis), content))
         else:
             found.append((Analysed(str(path), analysis, hints=_hints_of(str(path), source)), content))
     return found
+
+
+# The last parse of each file whose edits this worker analysed, the most recent last.
+_last_parses: dict[str, LastParse] = {}
+_LAST_PARSES_KEPT = 16
+
+
+def _parser_from_last_parse(path: str) -> Callable[[str], Parsed]:
+    def parser(text: str) -> Parsed:
+        found = reparse(_last_parses.pop(path, None), text)
+        if isinstance(found, LastParse):
+            _last_parses[path] = found
+            while len(_last_parses) > _LAST_PARSES_KEPT:
+                del _last_parses[next(iter(_last_parses))]
+            return found.parsed
+        return found
+
+    return parser
 
 
 def _hints_of(path: str, source: str) -> FileHints:
@@ -269,14 +295,17 @@ class Memo:
                 self.cache.put(keys[i], value)
         return found
 
-    def analyze(self, items: list[Item], rows: bool, progress: Progress | None = None) -> list[Analysed]:
+    def analyze(
+        self, items: list[Item], rows: bool, progress: Progress | None = None, from_last_parse: bool = False
+    ) -> list[Analysed]:
         """Each item's analysis; ``progress`` is told how many are done (those found in the
-        cache at once, then one by one)."""
+        cache at once, then one by one). ``from_last_parse``: the items are edits of files the
+        workers saw before (see `_analyze_batch`)."""
         keys = [
             self.key("analysis", path, settings, profile, parse_always, rows)
             for path, settings, profile, _, parse_always in items
         ]
-        return self.map(_analyze_batch, items, keys, rows, progress=progress)
+        return self.map(_analyze_batch, items, keys, rows, from_last_parse, progress=progress)
 
     def hints(self, items: list[Item]) -> list[FileHints]:
         keys = [self.key("hints", path, settings) for path, settings, *_ in items]

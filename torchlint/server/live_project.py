@@ -75,6 +75,9 @@ class LiveProject:
         self.workers = Workers(1, _START_METHOD)
         memo.workers = self.workers
         memo.progress = None
+        # Buffers are not kept: each edit is a text of its own, and the cache holds what it
+        # keeps in memory until it is saved.
+        memo.cache = Cache(None)
         self.memo = memo
         # files whose buffer does not parse: their analysis now (TL901); the run keeps the last
         self._unparsable: dict[str, Analysed] = {}
@@ -107,7 +110,7 @@ class LiveProject:
             self.needs_solve = True
         file, settings = run.work[path]
         item = (file, settings, run.profile(settings), self.texts.get(path), path in run.parsed_on_demand)
-        analysed = self.memo.analyze([item], rows=False)[0]
+        analysed = self.memo.analyze([item], rows=False, from_last_parse=True)[0]
         old = run.analysed.get(path)
         if self._does_not_parse(analysed):
             self._unparsable[path] = analysed
