@@ -111,3 +111,33 @@ def test_a_function_appended_at_the_end_is_parsed_with_the_last_statement() -> N
     found = reparse(last, text + "\n\ndef g(x):\n    return x")
     module = found.parsed.module if isinstance(found, LastParse) else found.module
     assert module.deep_equals(parse(text + "\n\ndef g(x):\n    return x").module)
+
+
+@pytest.mark.parametrize("path", FILES[:10], ids=lambda path: path.name)
+def test_findings_from_the_last_parse_are_those_of_a_whole_parse(path: Path) -> None:
+    """The analysis of an edit parsed from the last parse (its untouched statements' code and
+    node places kept too) finds what the analysis of the whole text finds, where it finds it."""
+    from torchlint.analysis.engine import analyze_text
+    from torchlint.analysis.project_hints import file_hints, project_hints
+    from torchlint.settings.config import Settings
+    from torchlint.settings.profile import compile_profile
+
+    rng = random.Random(f"findings {path.name}")
+    text = path.read_text(encoding="utf-8")
+    settings = Settings(root=path.parent)
+    profile = compile_profile(settings, project_hints([file_hints(text)]))
+    state: dict[str, LastParse | None] = {"last": None}
+
+    def from_last_parse(new: str):
+        found = reparse(state["last"], new)
+        state["last"] = found if isinstance(found, LastParse) else None
+        return found.parsed if isinstance(found, LastParse) else found
+
+    for _ in range(12):
+        edited = _edit(text, rng)
+        ours = analyze_text(edited, str(path), settings, profile, parser=from_last_parse)
+        whole = analyze_text(edited, str(path), settings, profile)
+        assert [p.diagnostic for p in ours.pending] == [p.diagnostic for p in whole.pending]
+        assert ours.interface == whole.interface
+        if _whole(edited) is not None:
+            text = edited  # the user types on from the last text that parsed

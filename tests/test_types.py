@@ -16,6 +16,7 @@ STRICT_TARGETS = (
     "torchlint/rules/base.py",
     "torchlint/rules/context.py",
     "torchlint/server",
+    "torchlint/parse/incremental.py",
 )
 
 

@@ -4,7 +4,8 @@ libcst's trees hold no positions, so a top-level statement whose text an edit le
 is the same tree wherever it stands. An edit changes a stretch of the text: the top-level
 statements it touches are parsed again on their own, the others are taken from the last
 parse, and the module is put together from both. A typical keystroke in a model file
-touches one class, a tenth of the file.
+touches one class, a tenth of the file. The code of the statements taken over is not
+regenerated either to place findings in them (`positions.Regenerations`).
 
 Where the result might differ from a parse of the whole text, the whole text is parsed:
 an edit that reaches the module's first two statements, its header or its footer (text
@@ -17,12 +18,13 @@ edits of real files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from torchlint.parse.parsing import parse_module
-from torchlint.parse.positions import LineIndex, Parsed, parse
+from torchlint.parse.positions import LineIndex, Parsed, Regenerations, parse
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def _bounds(module: cst.Module, text: str) -> tuple[int, ...] | None:
     return tuple(found)
 
 
-def _lines_code(module: cst.Module, lines: tuple[cst.EmptyLine, ...] | list[cst.EmptyLine]) -> str:
+def _lines_code(module: cst.Module, lines: Sequence[cst.EmptyLine]) -> str:
     return "".join(module.code_for_node(line) for line in lines)
 
 
@@ -57,7 +59,7 @@ def first_parse(text: str) -> LastParse | Parsed:
     if "\f" in text:
         return parsed
     bounds = _bounds(parsed.module, text)
-    return parsed if bounds is None else LastParse(parsed, bounds)
+    return parsed if bounds is None else LastParse(parsed._replace(regenerations=Regenerations()), bounds)
 
 
 def reparse(last: LastParse | None, text: str) -> LastParse | Parsed:
@@ -109,10 +111,10 @@ def reparse(last: LastParse | None, text: str) -> LastParse | Parsed:
     placed = [*bounds[: first + 1], *_running(start, body, module), *(b + shift for b in bounds[final + 2 :])]
     if placed[-1] + len(_lines_code(new, new.footer)) != len(text):
         return first_parse(text)
-    return LastParse(Parsed(new, LineIndex(text, {}), text), tuple(placed))
+    return LastParse(Parsed(new, LineIndex(text, {}), text, last.parsed.regenerations), tuple(placed))
 
 
-def _running(start: int, body: list[cst.BaseStatement], module: cst.Module) -> list[int]:
+def _running(start: int, body: Sequence[cst.BaseStatement], module: cst.Module) -> list[int]:
     """Where each of ``body``'s statements ends, the first starting at ``start``."""
     found = []
     at = start

@@ -108,10 +108,60 @@ class LineIndex:
         return Location(row + 1, offset - self._starts[row] + 1 + self._shifts.get(row + 1, 0))
 
 
+class Regenerations:
+    """The regenerated code of statements, kept for the next parse that shares them.
+
+    A statement an edit left alone is the very tree of the last parse (see
+    `parse.incremental`), so its code and the places of its nodes in it are those of last
+    time. A statement is regenerated once with every node's place recorded; later parses
+    take it from here. Only statements the last `locate` placed are kept."""
+
+    def __init__(self) -> None:
+        # id(statement) -> (the statement, its indentation, its code, each node's span in it)
+        self._kept: dict[int, tuple[cst.CSTNode, tuple[str, ...], str, dict[int, tuple[int, int]]]] = {}
+        self._used: set[int] = set()
+
+    def get(self, module: cst.Module, statement: cst.CSTNode, indent: Sequence[str]) -> tuple[str, dict[int, tuple[int, int]]]:
+        key = id(statement)
+        found = self._kept.get(key)
+        if found is None or found[0] is not statement or found[1] != tuple(indent):
+            state = _regenerated(module, statement, _EVERY_NODE, indent)
+            found = self._kept[key] = (statement, tuple(indent), "".join(state.tokens), state.spans)
+        self._used.add(key)
+        return found[2], found[3]
+
+    def holds(self, statement: cst.CSTNode, wanted: set[int]) -> bool | None:
+        """Whether ``statement`` holds a node of ``wanted``, where it is kept; None where not."""
+        found = self._kept.get(id(statement))
+        if found is None or found[0] is not statement:
+            return None
+        spans = found[3]
+        return any(key in spans for key in wanted)
+
+    def keep_used(self) -> None:
+        self._kept = {key: value for key, value in self._kept.items() if key in self._used}
+        self._used = set()
+
+
+class _EveryNode(set[int]):
+    """The targets of a regeneration that records every node."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def add(self, item: int) -> None:
+        pass
+
+
+_EVERY_NODE = _EveryNode()
+
+
 class Parsed(NamedTuple):
     module: cst.Module
     lines: LineIndex  # places the module's code in the text it was parsed from
     code: str  # the text the module was parsed from: its code
+    # statements' code kept from the parse this one shares them with (an editor's last)
+    regenerations: Regenerations | None = None
 
 
 # Indentation up to its last form feed: CPython's tokenizer starts counting the
@@ -178,6 +228,8 @@ def locate(
     if not wanted:
         return {}
     spans = _spans_in_definitions(parsed, wanted, _occurrences(definitions))
+    if parsed.regenerations is not None:
+        parsed.regenerations.keep_used()
     if spans is None or not wanted <= spans.keys():
         spans = _regenerated(parsed.module, parsed.module, wanted).spans
     index = parsed.lines
@@ -196,7 +248,8 @@ def _regenerated(
     state = _OffsetTrackingState(
         default_indent=module.default_indent,
         default_newline=module.default_newline,
-        targets=set(wanted),
+        # a copy: recording adds the nodes a span is hoisted from (every node: all are recorded)
+        targets=wanted if isinstance(wanted, _EveryNode) else set(wanted),
     )
     state.indent_tokens.extend(indent)
     node._codegen(state)
@@ -227,21 +280,32 @@ def _spans_in_definitions(
     headers: dict[tuple[str, str], list[int]] | None = None
     top_level: dict[tuple[str, str], int] = {}
 
+    kept = parsed.regenerations
+
     def place(statement: cst.BaseStatement, occurrence: int | None, indent: Sequence[str]) -> bool:
         nonlocal headers
         header = _header(statement)
         if header is None or occurrence is None:
             return False
-        state = _regenerated(module, statement, wanted, indent)
+        if kept is not None:
+            code, found = kept.get(module, statement, indent)
+        else:
+            state = _regenerated(module, statement, wanted, indent)
+            code, found = "".join(state.tokens), state.spans
         if headers is None:
             # Without the definitions' order, only top-level headers can be counted.
             headers = _header_lines(parsed.code, indented=bool(occurrences))
-        start = _place(parsed, "".join(state.tokens), header, headers.get(header, ()), occurrence)
+        start = _place(parsed, code, header, headers.get(header, ()), occurrence)
         if start is None:
             return False
-        spans.update((key, (begin + start, end + start)) for key, (begin, end) in state.spans.items())
-        left.difference_update(state.spans.keys())
+        placed = [key for key in left if key in found]
+        spans.update((key, (found[key][0] + start, found[key][1] + start)) for key in placed)
+        left.difference_update(placed)
         return True
+
+    def holding(statement: cst.CSTNode) -> bool:
+        known = kept.holds(statement, left) if kept is not None else None
+        return holds(statement, left) if known is None else known
 
     def methods_alone(cls: cst.ClassDef, indent: Sequence[str]) -> bool:
         """Each method of a class that holds a wanted node, regenerated on its own; False where
@@ -253,7 +317,7 @@ def _spans_in_definitions(
         for statement in body.body:
             if not left:
                 return True
-            if not holds(statement, left):
+            if not holding(statement):
                 continue
             if isinstance(statement, cst.ClassDef) and methods_alone(statement, inner):
                 continue
@@ -271,7 +335,7 @@ def _spans_in_definitions(
             top_level[header] = top_level.get(header, 0) + 1
         if not left:
             break
-        if not holds(statement, left):
+        if not holding(statement):
             continue
         if isinstance(statement, cst.ClassDef) and methods_alone(statement, ()):
             continue
