@@ -118,9 +118,10 @@ def _analyze_batch(batch: list[Item], rows: bool, from_last_parse: bool = False)
     return found
 
 
-# The last parse of each file whose edits this worker analysed, the most recent last.
+# The last parse of each file whose edits this worker analysed, the most recent last: a few,
+# as a module's tree takes about a hundred times its text in memory.
 _last_parses: dict[str, LastParse] = {}
-_LAST_PARSES_KEPT = 16
+_LAST_PARSES_KEPT = 4
 
 
 def _parser_from_last_parse(path: str) -> Callable[[str], Parsed]:
