@@ -141,3 +141,23 @@ def test_findings_from_the_last_parse_are_those_of_a_whole_parse(path: Path) -> 
         assert ours.interface == whole.interface
         if _whole(edited) is not None:
             text = edited  # the user types on from the last text that parsed
+
+
+@pytest.mark.parametrize("form", ["crlf", "tabs"])
+def test_files_with_other_newlines_and_indentation_parse_as_a_whole(form: str) -> None:
+    text = (REPO / "fixtures" / "transformer_block.py").read_text(encoding="utf-8")
+    if form == "crlf":
+        text = text.replace("\n", "\r\n")
+    else:
+        text = "\n".join(line.replace("    ", "\t") for line in text.split("\n"))
+    rng = random.Random(form)
+    last = first_parse(text)
+    for _ in range(EDITS_PER_FILE):
+        new = _edit(text, rng)
+        whole = _whole(new)
+        if whole is None:
+            continue
+        found = reparse(last if isinstance(last, LastParse) else None, new)
+        module = found.parsed.module if isinstance(found, LastParse) else found.module
+        assert module.code == new and module.deep_equals(whole)
+        last, text = found, new
