@@ -39,12 +39,9 @@ class LastParse:
 def _bounds(module: cst.Module, text: str) -> tuple[int, ...] | None:
     """Where each statement starts (after the header) and where the footer starts; None where
     the pieces do not add up to ``text``."""
-    at = len(_lines_code(module, module.header))
-    found = [at]
-    for statement in module.body:
-        at += len(module.code_for_node(statement))
-        found.append(at)
-    if at + len(_lines_code(module, module.footer)) != len(text):
+    start = len(_lines_code(module, module.header))
+    found = [start, *_running(start, module.body, module)]
+    if found[-1] + len(_lines_code(module, module.footer)) != len(text):
         return None
     return tuple(found)
 

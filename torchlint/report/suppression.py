@@ -14,7 +14,7 @@ from torchlint.files.source import split_lines
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
 _FILE_NOQA = re.compile(r"#\s*torchlint\s*:\s*noqa(?:\s*:\s*" + _CODES + r")?", re.IGNORECASE)
-_LINE_NOQA = re.compile(r"#\s*noqa(?::\s*" + _CODES + r")?", re.IGNORECASE)
+LINE_NOQA = re.compile(r"#\s*noqa(?::\s*" + _CODES + r")?", re.IGNORECASE)
 _NEVER_SUPPRESSED = frozenset({"TL901"})
 
 
@@ -71,7 +71,7 @@ def find_directives(text: str) -> list[Directive]:
     for row, column, comment in _comments(text):
         file_match = _FILE_NOQA.search(comment)
         file_level = file_match is not None
-        match = file_match if file_match is not None else _LINE_NOQA.search(comment)
+        match = file_match if file_match is not None else LINE_NOQA.search(comment)
         if match is None:
             continue
         start = column + match.start()

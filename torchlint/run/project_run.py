@@ -151,13 +151,25 @@ class ProjectRun:
             found = self._kept[path] = kept(analysis, answers_of(path, self.solution))
         return found
 
+    def shown(self, path: str, found: list[Diagnostic]) -> list[Diagnostic]:
+        """What is printed of a file's kept findings: the selection, and no unused-`noqa` fix
+        under a configured entry point that names nothing."""
+        settings = self.work[path][1]
+        return self.entry_points.fixable(selected(found, path, settings), settings)
+
+    def replace(self, path: str, analysed: Analysed) -> None:
+        """The file analysed anew (an editor's buffer): its findings are answered again; the
+        solution stands until `solve` is called."""
+        self.analysed[path] = analysed
+        self._kept.pop(path, None)
+
     def result(self, path: str) -> FileResult:
         analysed = self.analysed[path]
         content = self.memo.content(self.work[path][0])
         if analysed.analysis is None:
             return FileResult(path, errors=[analysed.error], content=content)
         file, settings = self.work[path]
-        diagnostics = self.entry_points.fixable(selected(self.kept(path), path, settings), settings)
+        diagnostics = self.shown(path, self.kept(path))
         source = self.memo.source(file, settings) if diagnostics and self.keep_sources else None
         return FileResult(path, diagnostics, source=source, content=content)
 

@@ -76,8 +76,8 @@ def check_paths(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
-    cache = _cache_for(cache_dir, found.files, resolver)
-    record = _stored_record(cache)
+    cache = cache_for(cache_dir, found.files, resolver)
+    record = stored_record(cache)
     context, listing = _context(paths, found.files, resolver, whole_project, record)
     # Only the whole project tells that an entry point names nothing.
     errors = run.errors if whole_project else None
@@ -121,12 +121,12 @@ def _record_key() -> str:
     return digest("run-record", str(Path.cwd()))
 
 
-def _stored_record(cache: Cache) -> RunRecord | None:
+def stored_record(cache: Cache) -> RunRecord | None:
     record = cache.record(_record_key())
     return record if isinstance(record, RunRecord) else None
 
 
-def _cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
+def cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
     """One cache file per set of project roots: runs over the same project share it."""
     if folder is None:
         return Cache(None)
@@ -145,7 +145,7 @@ def _project(
     progress: Progress | None = None,
 ) -> tuple[ProjectRun | ReusedRun, Memo]:
     memo = Memo(workers, cache, texts, progress)
-    record = _stored_record(cache)
+    record = stored_record(cache)
     memo.known = record.files if record is not None else {}
     everything = [*work, *context]
     project: ProjectRun | ReusedRun | None = None
@@ -242,8 +242,8 @@ def show_regions(
     found = discover(paths, resolver, force_exclude=force_exclude)
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
-    cache = _cache_for(cache_dir, found.files, resolver)
-    context, listing = _context(paths, found.files, resolver, whole_project, _stored_record(cache))
+    cache = cache_for(cache_dir, found.files, resolver)
+    context, listing = _context(paths, found.files, resolver, whole_project, stored_record(cache))
     _describe_files(run, work, context, jobs, cache, {}, listing, whole_project)
     cache.save()
     return run
@@ -292,7 +292,7 @@ def show_regions_stdin(
         return run
     whole_project = whole_project and filename is not None
     context = _context([path], [path], resolver, whole_project)[0]
-    cache = _cache_for(cache_dir if filename else None, [path], resolver)
+    cache = cache_for(cache_dir if filename else None, [path], resolver)
     _describe_files(run, [(path, settings)], context, None, cache, {str(path): text}, whole_project=whole_project)
     cache.save()
     return run
@@ -315,9 +315,9 @@ def check_stdin(
         return CheckRun()
     if isinstance(text, FileError):
         return CheckRun(errors=[text])
-    cache = _cache_for(cache_dir if filename else None, [path], resolver)
+    cache = cache_for(cache_dir if filename else None, [path], resolver)
     context, listing = (
-        _context([path], [path], resolver, whole_project, _stored_record(cache)) if filename else ([], None)
+        _context([path], [path], resolver, whole_project, stored_record(cache)) if filename else ([], None)
     )
     errors: list[FileError] = []
     results = check_files(

@@ -7,18 +7,16 @@ offered.
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 
 from torchlint.fix.fix_edits import splice
 from torchlint.fix.fixing import compile_error, fix_text
 from torchlint.report.diagnostic import Applicability, Diagnostic, Edit, Location
+from torchlint.report.suppression import LINE_NOQA
 from torchlint.server.convert import Positions, text_edit, whole_text_edit
 from torchlint.server.live_project import LiveProject
 
 FIX_ALL = "source.fixAll.torchlint"
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 def _keeps_compiling(text: str, new: str, uri: str) -> bool:
@@ -59,7 +57,7 @@ def noqa_edit(diagnostic: Diagnostic, lines: list[str]) -> Edit | None:
     if not 1 <= row <= len(lines):
         return None
     line = lines[row - 1].rstrip("\r\n")
-    existing = _NOQA.search(line)
+    existing = LINE_NOQA.search(line)
     if existing is not None:
         if existing.group("codes") is None:
             return None  # a bare noqa comment covers every code already
@@ -90,9 +88,9 @@ def fixed_text(project: LiveProject, path: str, text: str) -> str | None:
     return result.text if result.fixed and result.text != text else None
 
 
-def fix_all_action(uri: str, version: int | None, text: str, new: str, positions: Positions) -> types.CodeAction:
+def fix_all_action(uri: str, version: int | None, new: str, positions: Positions) -> types.CodeAction:
     return types.CodeAction(
         title="torchlint: fix all safe fixes",
         kind=FIX_ALL,
-        edit=_workspace_edit(uri, version, [whole_text_edit(text, new, positions)]),
+        edit=_workspace_edit(uri, version, [whole_text_edit(new, positions)]),
     )

@@ -83,8 +83,9 @@ def text_edit(edit: Edit, positions: Positions) -> types.TextEdit:
     return types.TextEdit(range=positions.range(edit.location, edit.end_location), new_text=edit.content)
 
 
-def whole_text_edit(old: str, new: str, positions: Positions) -> types.TextEdit:
-    """Replace all of ``old`` by ``new`` (fix-all's result, as ruff's server sends it)."""
+def whole_text_edit(new: str, positions: Positions) -> types.TextEdit:
+    """Replace the whole text ``positions`` counts in by ``new`` (fix-all's result, as ruff's
+    server sends it)."""
     end = types.Position(line=len(positions.lines), character=0)
     return types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=new)
 

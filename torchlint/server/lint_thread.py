@@ -19,10 +19,6 @@ from typing import Any
 from torchlint.report.diagnostic import FileResult
 from torchlint.server.workspace import Workspace
 
-# Seconds an edit waits for the next one before the file is analysed: none. Keystrokes that
-# arrive while a text is analysed wait, and only the latest of them is analysed next; a
-# result whose text was superseded meanwhile is not published.
-EDIT_DELAY_S = 0.0
 # Seconds of no edits before a project whose interface changed is solved again: a solve of
 # a large project takes a second or more, and an edit that arrives meanwhile waits for it.
 SOLVE_DELAY_S = 0.4
@@ -35,7 +31,6 @@ Publish = Callable[[str, "int | None", FileResult], None]
 class _Edit:
     text: str | None
     version: int | None
-    due: float
 
 
 class LintThread:
@@ -53,10 +48,12 @@ class LintThread:
         self._thread = threading.Thread(target=self._run, name="torchlint-lint", daemon=True)
         self._thread.start()
 
-    def edit(self, path: str, text: str | None, version: int | None, delay: float = EDIT_DELAY_S) -> None:
-        """Lint ``path`` with ``text`` (None: the file on disk) once no newer edit came for ``delay``."""
+    def edit(self, path: str, text: str | None, version: int | None) -> None:
+        """Lint ``path`` with ``text`` (None: the file on disk) next. An edit is not held back for
+        the next keystroke: those that arrive while a text is analysed wait, and only the latest
+        of them is analysed; a result whose text was superseded meanwhile is not published."""
         with self._wake:
-            self._edits[path] = _Edit(text, version, time.monotonic() + delay)
+            self._edits[path] = _Edit(text, version)
             self._wake.notify()
 
     def solve_soon(self) -> None:
@@ -102,25 +99,20 @@ class LintThread:
                 self._guarded(self._solve)
 
     def _wait(self) -> tuple[list[tuple[Callable[[Workspace], Any], Future[Any]]], dict[str, _Edit], bool]:
-        """Sleep until there is something due: jobs first, then the edits that waited long
-        enough, then a solve once no edit is waiting."""
+        """Sleep until there is something to do: jobs first, then the edits waiting, then a
+        solve once it is due and no edit is waiting."""
         while not self._stopped:
-            now = time.monotonic()
             if self._jobs:
                 jobs, self._jobs = self._jobs, []
                 return jobs, {}, False
-            due = {path: edit for path, edit in self._edits.items() if edit.due <= now}
-            if due:
-                for path in due:
-                    del self._edits[path]
-                return [], due, False
-            if not self._edits and self._solve_due is not None and self._solve_due <= now:
+            if self._edits:
+                edits, self._edits = self._edits, {}
+                return [], edits, False
+            now = time.monotonic()
+            if self._solve_due is not None and self._solve_due <= now:
                 self._solve_due = None
                 return [], {}, True
-            times = [edit.due for edit in self._edits.values()]
-            if self._solve_due is not None and not self._edits:
-                times.append(self._solve_due)
-            self._wake.wait(timeout=max(min(times) - now, 0) if times else None)
+            self._wake.wait(timeout=self._solve_due - now if self._solve_due is not None else None)
         return [], {}, False
 
     def _guarded(self, work: Callable[[], None]) -> None:
@@ -143,7 +135,7 @@ class LintThread:
         for project in list(self.workspace.projects.values()):
             if project.needs_rebuild:
                 for path in self.workspace.open_in(project):
-                    self.edit(path, self.workspace.texts.get(path), self.linted.get(path), delay=0)
+                    self.edit(path, self.workspace.texts.get(path), self.linted.get(path))
                 continue
             if not project.needs_solve:
                 continue

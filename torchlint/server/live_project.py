@@ -15,19 +15,18 @@ every other open file lose the findings that depend on it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from torchlint.analysis.engine import FileAnalysis
 from torchlint.analysis.project_hints import project_hints
 from torchlint.files.discovery import is_excluded
 from torchlint.files.project_files import other_project_files
-from torchlint.project.resolve import answers_of, kept, selected
-from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.project.resolve import answers_of, kept
+from torchlint.report.diagnostic import Diagnostic, FileResult
 from torchlint.run.cache import Cache
-from torchlint.run.memo import Analysed, Memo, Progress
+from torchlint.run.memo import Analysed, Item, Memo, Progress
 from torchlint.run.project_run import ProjectRun
-from torchlint.run.runner import _cache_for, _stored_record
+from torchlint.run.runner import cache_for, stored_record
 from torchlint.run.workers import Workers
 from torchlint.settings.config import ConfigResolver, SettingError
 
@@ -35,15 +34,6 @@ UNPARSABLE = "TL901"
 # The server has threads of its own (the protocol's, the lint thread): a forked worker
 # would inherit the locks they hold at that moment.
 _START_METHOD = "spawn"
-
-
-@dataclass(frozen=True)
-class Update:
-    """What an edit did: the file's findings now, and whether the project must be solved
-    again before they (and the other open files') are final."""
-
-    result: FileResult
-    needs_solve: bool
 
 
 class LiveProject:
@@ -63,10 +53,10 @@ class LiveProject:
         self.texts = texts
         files = [anchor, *other_project_files([anchor], [anchor], resolver)[0]]
         work = [(path, resolver.for_path(path)) for path in files]
-        self.cache: Cache = _cache_for(cache_dir, [anchor], resolver)
+        self.cache: Cache = cache_for(cache_dir, [anchor], resolver)
         with Workers(min(jobs or os.cpu_count() or 1, max(1, len(work) // 16)), _START_METHOD) as cold:
             memo = Memo(cold, self.cache, texts, progress)
-            stored = _stored_record(self.cache)
+            stored = stored_record(self.cache)
             memo.known = stored.files if stored is not None else {}
             self.run = ProjectRun(work, memo, keep_sources=False)
         self.cache.save()
@@ -86,9 +76,8 @@ class LiveProject:
         # file's analysis depends on them, so the project is read again, not only solved
         self.needs_rebuild = False
 
-    @property
-    def paths(self) -> set[str]:
-        return set(self.run.work)
+    def holds(self, path: str) -> bool:
+        return path in self.run.work
 
     def close(self) -> None:
         self.workers.close()
@@ -96,9 +85,10 @@ class LiveProject:
     def excluded(self, path: str) -> bool:
         return is_excluded(Path(path), self.resolver.for_path(path))
 
-    def set_text(self, path: str, text: str | None) -> Update:
+    def set_text(self, path: str, text: str | None) -> FileResult:
         """The file as the editor holds it (``text``), or as it is on disk again (None: the
-        buffer was closed, or the file changed on disk)."""
+        buffer was closed, or the file changed on disk), and its findings now: final unless
+        `needs_solve` (or `needs_rebuild`) says the project must be solved first."""
         if text is None:
             self.texts.pop(path, None)
         else:
@@ -108,23 +98,25 @@ class LiveProject:
         if path not in run.work:
             run.work[path] = (Path(path), self.resolver.for_path(path))
             self.needs_solve = True
-        file, settings = run.work[path]
-        item = (file, settings, run.profile(settings), self.texts.get(path), path in run.parsed_on_demand)
-        analysed = self.memo.analyze([item], rows=False, from_last_parse=True)[0]
+        analysed = self.memo.analyze([self._item(path, self.texts.get(path))], rows=False, from_last_parse=True)[0]
         old = run.analysed.get(path)
         if self._does_not_parse(analysed):
             self._unparsable[path] = analysed
-            return Update(self.result(path), self.needs_solve)
+            return self.result(path)
         self._unparsable.pop(path, None)
-        run.analysed[path] = analysed
-        run._kept.pop(path, None)
+        run.replace(path, analysed)
         if analysed.hints != run.hints.get(path):
             run.hints[path] = analysed.hints
             if project_hints(run.hints[p] for p in sorted(run.hints)) != run.profile.hints:
                 self.needs_rebuild = True
         if old is None or _interface(old) != _interface(analysed):
             self.needs_solve = True
-        return Update(self.result(path), self.needs_solve or self.needs_rebuild)
+        return self.result(path)
+
+    def _item(self, path: str, text: str | None) -> Item:
+        """The analysis step's work for ``path`` with ``text`` (None: as on disk)."""
+        file, settings = self.run.work[path]
+        return (file, settings, self.run.profile(settings), text, path in self.run.parsed_on_demand)
 
     def _does_not_parse(self, analysed: Analysed) -> bool:
         analysis = analysed.analysis
@@ -139,35 +131,25 @@ class LiveProject:
         """The file's findings, as `torchlint check` reports them for the same texts."""
         broken = self._unparsable.get(path)
         if broken is not None:
-            analysis = broken.analysis
-            assert analysis is not None
-            settings = self.run.work[path][1]
-            found = selected(kept(analysis, answers_of(path, self.run.solution)), path, settings)
-            return FileResult(path, found)
+            assert broken.analysis is not None
+            return FileResult(path, self._answered(path, broken.analysis))
         return self.run.result(path)
+
+    def _answered(self, path: str, analysis: FileAnalysis) -> list[Diagnostic]:
+        """What is printed of ``analysis`` in place of the file's, answered by the solution."""
+        return self.run.shown(path, kept(analysis, answers_of(path, self.run.solution)))
 
     def findings_of_text(self, path: str, text: str) -> list[Diagnostic]:
         """The findings ``text`` would have in place of the file, answered from the project
         as it stands (for fix-all's passes): the project itself is left as it was."""
-        file, settings = self.run.work[path]
-        item = (file, settings, self.run.profile(settings), text, path in self.run.parsed_on_demand)
         scratch = Memo(self.workers, Cache(None), {path: text})
-        analysed = scratch.analyze([item], rows=False)[0]
-        if analysed.analysis is None:
-            return []
-        found = kept(analysed.analysis, answers_of(path, self.run.solution))
-        return self.run.entry_points.fixable(selected(found, path, settings), settings)
+        analysed = scratch.analyze([self._item(path, text)], rows=False)[0]
+        return [] if analysed.analysis is None else self._answered(path, analysed.analysis)
 
     def setting_errors(self) -> list[SettingError]:
         return self.run.setting_errors()
-
-    def errors(self, path: str) -> list[FileError]:
-        return self.result(path).errors
 
 
 def _interface(analysed: Analysed) -> str | None:
     return analysed.analysis.interface if analysed.analysis is not None else None
 
-
-# Builds a project for a file: (anchor, progress) -> LiveProject.
-ProjectFactory = Callable[[Path, "Progress | None"], LiveProject]

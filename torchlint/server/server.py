@@ -1,7 +1,7 @@
 """`torchlint server`: the language server, over stdio.
 
-Diagnostics are pushed on open, change (after a short wait for the next keystroke) and
-save, each the findings `torchlint check` gives for the buffer's text in its project; a
+Diagnostics are pushed on open, change and save (keystrokes that arrive during an analysis
+are taken together), each the findings `torchlint check` gives for the buffer's text in its project; a
 project's first read shows as progress. Code actions and hover answer from what was last
 published for the document's current version, so they never wait on an analysis; fix-all
 runs its passes on the lint thread.
@@ -159,26 +159,23 @@ class TorchlintServer(LanguageServer):
 
     # -- documents
 
-    def changed(self, uri: str, delay: float | None = None) -> None:
+    def changed(self, uri: str) -> None:
         path = _path(uri)
         if path is None or self.lint is None:
             return
         document = self.workspace.get_text_document(uri)
-        if delay is None:
-            self.lint.edit(path, document.source, document.version)
-        else:
-            self.lint.edit(path, document.source, document.version, delay=delay)
+        self.lint.edit(path, document.source, document.version)
 
     def closed(self, uri: str) -> None:
         path = _path(uri)
         self.published.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         if path is not None and self.lint is not None:
-            self.lint.edit(path, None, None, delay=0)
+            self.lint.edit(path, None, None)
 
     def relint_open(self) -> None:
         for uri in list(self.workspace.text_documents):
-            self.changed(uri, delay=0)
+            self.changed(uri)
 
     def files_changed(self, changes: list[types.FileEvent]) -> None:
         """Files changed on disk (a checkout, another tool): configuration read again, a
@@ -199,7 +196,7 @@ class TorchlintServer(LanguageServer):
                 for project in workspace.projects.values():
                     if kind != types.FileChangeType.Changed:
                         project.needs_rebuild = True
-                    elif path in project.paths:
+                    elif project.holds(path):
                         project.set_text(path, None)
 
         self.lint.submit(job).add_done_callback(lambda _: self._on_loop(self._after_disk_change))
@@ -271,7 +268,7 @@ def _shutdown(ls: TorchlintServer, params: None) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def _did_open(ls: TorchlintServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.changed(params.text_document.uri, delay=0)
+    ls.changed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -281,7 +278,7 @@ def _did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def _did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.changed(params.text_document.uri, delay=0)
+    ls.changed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -340,7 +337,7 @@ async def _fix_all(ls: TorchlintServer, uri: str, published: Published) -> types
     new = await asyncio.wrap_future(ls.lint.submit(lambda workspace: actions.fixed_text(workspace.project_of(path), path, text)))
     if new is None or ls.current(uri) is not published:
         return None  # nothing to do, or the text changed meanwhile
-    return actions.fix_all_action(uri, published.version, text, new, published.positions)
+    return actions.fix_all_action(uri, published.version, new, published.positions)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -78,8 +78,6 @@ class Workspace:
     root: Path
     settings: ClientSettings = field(default_factory=ClientSettings)
     progress: ProgressFactory | None = None
-    cache_dir: Path | None = None
-    use_cache: bool = True
     # path -> the open buffer's text
     texts: dict[str, str] = field(default_factory=dict)
     # project root -> the project
@@ -121,14 +119,11 @@ class Workspace:
         return project
 
     def _read(self, anchor: Path, root: Path) -> LiveProject:
-        folder = None
-        if self.use_cache:
-            folder = cache_folder(self.cache_dir, root)
-            if self.cache_dir is None and refused_folder(folder) is not None:
-                folder = None
+        # the cache `check` keeps in the project, unless it is not one to use (a link)
+        folder = cache_folder(None, root)
         report, done = self.progress(f"torchlint: reading {root.name or root}") if self.progress else (None, None)
         try:
-            return LiveProject(anchor, self.resolver, folder, self.texts, report)
+            return LiveProject(anchor, self.resolver, None if refused_folder(folder) else folder, self.texts, report)
         finally:
             if done is not None:
                 done()
@@ -143,7 +138,7 @@ class Workspace:
         if project.excluded(path):
             return FileResult(path), None
         try:
-            result = project.set_text(path, text).result
+            result = project.set_text(path, text)
         except ConfigError as error:
             return FileResult(path, errors=[FileError(path, str(error))]), None
         return self.with_setting_errors(result, project), project
@@ -155,4 +150,4 @@ class Workspace:
         return replace(result, errors=[*result.errors, *errors]) if errors else result
 
     def open_in(self, project: LiveProject) -> list[str]:
-        return sorted(path for path in self.texts if path in project.paths)
+        return sorted(path for path in self.texts if project.holds(path))
