@@ -29,6 +29,8 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from torchlint.pages import page_sections
+
 SECTIONS = (
     "What it does",
     "Why it breaks the graph",
@@ -48,19 +50,6 @@ _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 INPUT_SHAPE = (4, 8)
 # Lines for `input()`; `breakpoint()` returns at once (the worker runs with PYTHONBREAKPOINT=0).
 STDIN = "1\n" * 100
-
-
-def split_sections(text: str) -> dict[str, str]:
-    """`## Title` -> the text up to the next `## ` heading (dicts keep the page order)."""
-    found: dict[str, str] = {}
-    title = None
-    for line in text.splitlines(keepends=True):
-        if line.startswith("## "):
-            title = line[3:].strip()
-            found[title] = ""
-        elif title is not None:
-            found[title] += line
-    return found
 
 
 def python_blocks(section: str) -> list[str]:
@@ -133,7 +122,7 @@ def _probe_in(page: Path, workdir: Path) -> dict:
         return _probe_recompiles(page, workdir, rule)
     # The suite probes on the CPU; TORCHLINT_PROBE_DEVICE=cuda probes a page on a GPU.
     device = torch.device(os.environ.get("TORCHLINT_PROBE_DEVICE", "cpu"))
-    sections = split_sections(page.read_text(encoding="utf-8"))
+    sections = page_sections(page.read_text(encoding="utf-8"))
     example_source = python_blocks(sections["Example"])[0]
     fixed_source = python_blocks(sections["Use instead"])[0]
     problems: list[str] = []
@@ -233,7 +222,7 @@ def _probe_recompiles(page: Path, workdir: Path, rule) -> dict:
     # A hazard only inductor shows (`backends = ("inductor",)`) is probed under inductor.
     backend = "inductor" if rule is not None and tuple(rule.backends) == ("inductor",) else "eager"
     code = rule_code(page)
-    sections = split_sections(page.read_text(encoding="utf-8"))
+    sections = page_sections(page.read_text(encoding="utf-8"))
     example = _run_block(python_blocks(sections["Example"])[0], workdir / f"example_{code.lower()}.py", backend)
     fixed = _run_block(python_blocks(sections["Use instead"])[0], workdir / f"use_instead_{code.lower()}.py", backend)
     problems = []

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from _page_probe import is_recompile_page, python_blocks, rule_code, sections_of, split_sections
+from torchlint.pages import page_sections
+from _page_probe import is_recompile_page, python_blocks, rule_code, sections_of
 from helpers import dynamo_workers
 from torchlint.settings.config import Settings
 from torchlint.report.diagnostic import Applicability
@@ -48,7 +49,7 @@ def _page_id(page: Path) -> str:
 
 
 def _block(page: Path, section: str) -> str:
-    blocks = python_blocks(split_sections(page.read_text(encoding="utf-8"))[section])
+    blocks = python_blocks(page_sections(page.read_text(encoding="utf-8"))[section])
     assert len(blocks) == 1, f"`## {section}` needs exactly one ```python block, found {len(blocks)}"
     return blocks[0]
 
@@ -73,7 +74,7 @@ def test_page_layout(page: Path):
     assert lines[0] == f"# {rule.code} {rule.name}"
     summary = next(line for line in lines[1:] if line.strip())
     assert not summary.startswith("#"), "the title is followed by a one-line summary"
-    sections = split_sections(page.read_text(encoding="utf-8"))
+    sections = page_sections(page.read_text(encoding="utf-8"))
     assert tuple(sections) == sections_of(page)
     why = "Why it recompiles" if is_recompile_page(page) else "Why it breaks the graph"
     for gb_id in rule.gb_ids:
@@ -94,7 +95,7 @@ _APPLICABILITY_WORDS = {
 def test_fix_section_says_what_fix_does(page: Path):
     """A rule without a fix says why none exists; a rule with fixes names each one's safety."""
     rule = rule_by_code(rule_code(page))
-    fix_section = " ".join(split_sections(page.read_text(encoding="utf-8"))["Fix"].split())
+    fix_section = " ".join(page_sections(page.read_text(encoding="utf-8"))["Fix"].split())
     if not rule.fixes:
         assert fix_section.startswith("No mechanical fix: "), fix_section
         return
@@ -269,7 +270,7 @@ def _sample_page(folder: Path, swapped: bool = False) -> Path:
     """The sample page; ``swapped``: its Example and Use instead exchanged, so that neither holds."""
     text = SAMPLE_RECOMPILE_PAGE
     if swapped:
-        sections = split_sections(text)
+        sections = page_sections(text)
         example, fixed = sections["Example"], sections["Use instead"]
         text = text.replace(example, "\0").replace(fixed, example).replace("\0", fixed)
     page = folder / "TL701-module-int-attribute-mutated.md"
@@ -280,7 +281,7 @@ def _sample_page(folder: Path, swapped: bool = False) -> Path:
 def test_recompile_pages_have_their_own_sections(tmp_path: Path):
     page = _sample_page(tmp_path)
     assert is_recompile_page(page)
-    assert tuple(split_sections(page.read_text(encoding="utf-8"))) == sections_of(page)
+    assert tuple(page_sections(page.read_text(encoding="utf-8"))) == sections_of(page)
     assert "Why it recompiles" in sections_of(page) and "Why it breaks the graph" not in sections_of(page)
 
 

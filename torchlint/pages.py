@@ -18,6 +18,19 @@ def page_path(rule: type[Rule]) -> Path | None:
     return None
 
 
+def page_sections(text: str) -> dict[str, str]:
+    """A page's `## Title` -> its text up to the next `## ` heading, in page order."""
+    found: dict[str, str] = {}
+    title = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            title = line[3:].strip()
+            found[title] = ""
+        elif title is not None:
+            found[title] += line
+    return found
+
+
 def page_text(rule: type[Rule]) -> str:
     path = page_path(rule)
     if path is not None:
