@@ -18,36 +18,13 @@ import pytest
 
 pytest.importorskip("pygls")
 
+from editor_project import MODEL, checked, write_project  # noqa: E402
+
 NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="needs Neovim (`nvim`) on PATH")
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITORS = ROOT / "docs" / "editors.md"
-
-HELPERS = """\
-import torch
-
-
-def stats(x):
-    return x.mean()
-"""
-
-MODEL = """\
-import torch
-from torch import nn
-
-from .helpers import stats
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        print(x.shape)
-        torch._dynamo.graph_break()
-        m = stats(x)
-        if m > 0:
-            x = x * 2
-        return x + m.item()
-"""
 
 # Neovim waits this long for the server's diagnostics and answers; the test waits a little
 # longer for Neovim, then kills it.
@@ -120,14 +97,7 @@ def _documented_setup(python: str, init_options: str | None = None) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    package = root / "pkg"
-    package.mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.torchlint]\n")
-    (package / "__init__.py").write_text("")
-    (package / "helpers.py").write_text(HELPERS)
-    (package / "model.py").write_text(MODEL)
-    return root
+    return write_project(tmp_path / "project")
 
 
 def _neovim(project: Path, tmp_path: Path, path: Path, setup: str) -> dict:
@@ -159,20 +129,6 @@ def _neovim(project: Path, tmp_path: Path, path: Path, setup: str) -> dict:
     return result
 
 
-def _check(project: Path, path: Path, text: str, *options: str) -> list[tuple[str, int, int]]:
-    """What `torchlint check` reports for ``path`` holding ``text``, as (code, row, column)."""
-    args = ["check", "--output-format", "json", "--no-cache", *options, "--stdin-filename", str(path), "-"]
-    run = subprocess.run(
-        [sys.executable, "-m", "torchlint", *args],
-        cwd=project,
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return sorted((d["code"], d["location"]["row"], d["location"]["column"]) for d in json.loads(run.stdout))
-
-
 def test_neovim_shows_what_check_reports_offers_noqa_and_fixes_on_save(project: Path, tmp_path: Path):
     model = project / "pkg" / "model.py"
     result = _neovim(project, tmp_path, model, _documented_setup(sys.executable))
@@ -180,7 +136,7 @@ def test_neovim_shows_what_check_reports_offers_noqa_and_fixes_on_save(project: 
     found = result["diagnostics"]
     # Neovim counts lines and columns from 0, check from 1 (the text is ASCII: bytes are characters)
     shown = sorted((d["code"], d["lnum"] + 1, d["col"] + 1) for d in found)
-    assert shown == _check(project, model, MODEL)
+    assert shown == checked(project, model, MODEL)
     assert [code for code, _, _ in shown] == ["TL101", "TL201", "TL301", "TL505"]
     assert all(d["source"] == "torchlint" for d in found)
     assert all(re.search(r"\[GB\d{4}", d["message"]) for d in found), found
@@ -201,7 +157,7 @@ def test_neovim_sends_settings_that_select_what_is_shown_and_fixed(project: Path
     result = _neovim(project, tmp_path, model, setup)
 
     shown = sorted((d["code"], d["lnum"] + 1, d["col"] + 1) for d in result["diagnostics"])
-    assert shown == _check(project, model, MODEL, "--ignore", "TL505")
+    assert shown == checked(project, model, MODEL, "--ignore", "TL505")
     assert [code for code, _, _ in shown] == ["TL101", "TL201", "TL301"]
     # What is not shown is not fixed either: the write leaves the graph break.
     assert model.read_text() == MODEL

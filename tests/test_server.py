@@ -6,8 +6,6 @@ reports for the same text."""
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,30 +18,7 @@ from lsprotocol import types  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-HELPERS = """\
-import torch
-
-
-def stats(x):
-    return x.mean()
-"""
-
-MODEL = """\
-import torch
-from torch import nn
-
-from .helpers import stats
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        print(x.shape)
-        torch._dynamo.graph_break()
-        m = stats(x)
-        if m > 0:
-            x = x * 2
-        return x + m.item()
-"""
+from editor_project import HELPERS, MODEL, checked, write_project  # noqa: E402
 
 # waiting for the server's answer, at most
 TIMEOUT_S = 60
@@ -51,13 +26,7 @@ TIMEOUT_S = 60
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "helpers.py").write_text(HELPERS)
-    (package / "model.py").write_text(MODEL)
-    return tmp_path
+    return write_project(tmp_path)
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]))
@@ -117,16 +86,6 @@ def _codes(found: list[types.Diagnostic]) -> list[str]:
     return sorted(str(d.code) for d in found)
 
 
-def _check(project: Path, path: Path, text: str | None = None) -> list[tuple[str, int, int]]:
-    """What `torchlint check` reports for the file (with ``text`` as its buffer)."""
-    args = [sys.executable, "-m", "torchlint", "check", "--output-format", "json", "--no-cache"]
-    if text is None:
-        run = subprocess.run([*args, str(path)], cwd=project, capture_output=True, text=True)
-    else:
-        run = subprocess.run([*args, "--stdin-filename", str(path), "-"], cwd=project, input=text, capture_output=True, text=True)
-    return sorted((d["code"], d["location"]["row"], d["location"]["column"]) for d in json.loads(run.stdout))
-
-
 def _as_check(found: list[types.Diagnostic]) -> list[tuple[str, int, int]]:
     return sorted((str(d.code), d.range.start.line + 1, d.range.start.character + 1) for d in found)
 
@@ -143,6 +102,18 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
+async def _code_actions(
+    client: LanguageClient, path: Path, at: types.Range, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+) -> list[types.CodeAction]:
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=_uri(path)),
+            range=at,
+            context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+        )
+    )
+
+
 def _edits(action: types.CodeAction) -> list[types.TextEdit]:
     assert action.edit is not None and action.edit.document_changes
     return [edit for change in action.edit.document_changes for edit in change.edits]
@@ -153,7 +124,7 @@ async def test_findings_on_open_equal_check_and_carry_codes_links_and_ids(client
     model = project / "pkg" / "model.py"
     _open(client, model)
     found = await _diagnostics(client, model, lambda found: bool(found))
-    assert _as_check(found) == _check(project, model)
+    assert _as_check(found) == checked(project, model)
     assert _codes(found) == ["TL101", "TL201", "TL301", "TL505"]
     by_code = {str(d.code): d for d in found}
     assert by_code["TL301"].code_description.href == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
@@ -181,7 +152,7 @@ def _check_with_buffer(project: Path, edited: Path, text: str, reported: Path) -
     before = edited.read_text()
     edited.write_text(text)
     try:
-        return _check(project, reported)
+        return checked(project, reported)
     finally:
         edited.write_text(before)
 
@@ -192,13 +163,7 @@ async def test_quick_fixes_noqa_and_fix_all_apply_and_clear_their_findings(clien
     _open(client, model)
     found = await _diagnostics(client, model, lambda found: bool(found))
     graph_break = next(d for d in found if d.code == "TL505")
-    result = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
-            range=graph_break.range,
-            context=types.CodeActionContext(diagnostics=[graph_break]),
-        )
-    )
+    result = await _code_actions(client, model, graph_break.range, [graph_break])
     titles = [action.title for action in result]
     fix = next(action for action in result if action.kind == types.CodeActionKind.QuickFix and "noqa" not in action.title)
     assert fix.is_preferred, titles
@@ -211,13 +176,7 @@ async def test_quick_fixes_noqa_and_fix_all_apply_and_clear_their_findings(clien
 
     # Unsafe fixes are offered, and say so; a noqa comment silences the finding.
     printing = next(d for d in found if d.code == "TL101")
-    result = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
-            range=printing.range,
-            context=types.CodeActionContext(diagnostics=[printing]),
-        )
-    )
+    result = await _code_actions(client, model, printing.range, [printing])
     unsafe = next(action for action in result if "unsafe" in action.title)
     assert not unsafe.is_preferred
     noqa = next(action for action in result if "noqa" in action.title)
@@ -225,18 +184,13 @@ async def test_quick_fixes_noqa_and_fix_all_apply_and_clear_their_findings(clien
     assert "print(x.shape)  # noqa: TL101" in text
     _replace(client, model, text, version=3)
     found = await _diagnostics(client, model, lambda found: "TL101" not in _codes(found))
-    assert _as_check(found) == _check(project, model, text)
+    assert _as_check(found) == checked(project, model, text)
 
     # Fix-all takes the safe fixes: the explicit graph break.
     _replace(client, model, MODEL, version=4)
     await _diagnostics(client, model, lambda found: "TL505" in _codes(found))
-    result = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=_uri(model)),
-            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
-            context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.torchlint"]),
-        )
-    )
+    start = types.Position(line=0, character=0)
+    result = await _code_actions(client, model, types.Range(start=start, end=start), [], only=["source.fixAll.torchlint"])
     (fix_all,) = result
     fixed = _apply(MODEL, _edits(fix_all))
     assert "graph_break" not in fixed and "print(x.shape)" in fixed
@@ -313,7 +267,7 @@ async def test_a_broken_configuration_is_shown_and_mending_it_on_disk_brings_the
         types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(config), type=types.FileChangeType.Changed)])
     )
     found = await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
-    assert _as_check(found) == _check(project, model)
+    assert _as_check(found) == checked(project, model)
 
 
 @pytest.mark.asyncio
@@ -326,7 +280,7 @@ async def test_a_file_changed_on_disk_refreshes_the_open_files_that_depend_on_it
         types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(helpers), type=types.FileChangeType.Changed)])
     )
     found = await _diagnostics(client, model, lambda found: "TL201" not in _codes(found))
-    assert _as_check(found) == _check(project, model)
+    assert _as_check(found) == checked(project, model)
 
 
 @pytest.mark.asyncio
@@ -343,4 +297,4 @@ async def test_a_file_created_on_disk_joins_the_project(client: LanguageClient, 
         types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=_uri(ops), type=types.FileChangeType.Created)])
     )
     found = await _diagnostics(client, model, lambda found: "TL201" in _codes(found))
-    assert _as_check(found) == _check(project, model, text)
+    assert _as_check(found) == checked(project, model, text)
