@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _recompile_corpus import NO_HAZARD, RUN_ONLY, Case
 from _recompile_truth import absolute, executed_lines
-from _score import f1, ratio, static_findings
+from _score import Scored, static_findings
 
 from torchlint.rules import rule_by_code
 from torchlint.verify.recompile_compare import (
@@ -39,7 +39,7 @@ CAUSES = (SILENT, MISPLACED, UNPREDICTED, RUN, OUTSIDE)
 
 
 @dataclass
-class Figures:
+class Figures(Scored):
     cases: int
     events: int
     covered: int
@@ -47,24 +47,8 @@ class Figures:
     matched: int
 
     @property
-    def misses(self) -> int:
-        return self.events - self.covered
-
-    @property
-    def false_positives(self) -> int:
-        return self.findings - self.matched
-
-    @property
-    def precision(self) -> float | None:
-        return ratio(self.matched, self.findings)
-
-    @property
-    def recall(self) -> float | None:
-        return ratio(self.covered, self.events)
-
-    @property
-    def f1(self) -> float | None:
-        return f1(self.precision, self.recall)
+    def wanted(self) -> int:
+        return self.events
 
     def as_dict(self) -> dict:
         return {"cases": self.cases, "events": self.events, "covered": self.covered, "misses": self.misses,

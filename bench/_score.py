@@ -73,18 +73,21 @@ class Finding:
     targets: set[str] = field(default_factory=set)
 
 
-@dataclass
-class Counts:
-    targets: int = 0
-    sites: int = 0
-    covered: int = 0
-    findings: int = 0
-    matched: int = 0
-    unexercised: int = 0
+class Scored:
+    """Precision, recall and F1 of ``covered`` of the ``wanted`` events (break sites,
+    recompiles) and ``matched`` of the ``findings`` judged."""
+
+    covered: int
+    findings: int
+    matched: int
+
+    @property
+    def wanted(self) -> int:
+        raise NotImplementedError
 
     @property
     def misses(self) -> int:
-        return self.sites - self.covered
+        return self.wanted - self.covered
 
     @property
     def false_positives(self) -> int:
@@ -96,11 +99,25 @@ class Counts:
 
     @property
     def recall(self) -> float | None:
-        return ratio(self.covered, self.sites)
+        return ratio(self.covered, self.wanted)
 
     @property
     def f1(self) -> float | None:
         return f1(self.precision, self.recall)
+
+
+@dataclass
+class Counts(Scored):
+    targets: int = 0
+    sites: int = 0
+    covered: int = 0
+    findings: int = 0
+    matched: int = 0
+    unexercised: int = 0
+
+    @property
+    def wanted(self) -> int:
+        return self.sites
 
     def as_dict(self) -> dict:
         return {
