@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.dataclass_code import DISABLE, cache_file, kept_between_commands
+from torchlint.user_cache import KEY_FILE, checked_body, signed
 
 MODEL = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
 # Dataclasses of every kind whose methods `dataclasses` writes, and what they do.
@@ -57,6 +58,22 @@ def _cache_file(cache_home: Path) -> Path:
     return found
 
 
+def _key(cache_home: Path) -> bytes:
+    return (cache_home / "torchlint" / KEY_FILE).read_bytes()
+
+
+def _signed(cache_home: Path, body: bytes) -> bytes:
+    """``body`` as a command of this user's would write it under ``cache_home``."""
+    return b"torchlint-dataclass-code 2\n" + body + signed(_key(cache_home), Path(cache_file()).name, body)
+
+
+def _body(cache_home: Path, kept: Path) -> object:
+    """What a cache file holds, where it checks out under the key in ``cache_home``."""
+    body = checked_body(_key(cache_home), kept.name, b"torchlint-dataclass-code 2\n", kept.read_bytes())
+    assert body is not None
+    return marshal.loads(body)
+
+
 def _same(run: subprocess.CompletedProcess, expected: subprocess.CompletedProcess) -> bool:
     return (run.returncode, run.stdout, run.stderr) == (expected.returncode, expected.stdout, expected.stderr)
 
@@ -72,19 +89,22 @@ def expected(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedPr
 
 
 @pytest.fixture(scope="module")
-def kept_texts(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """A cache file as a command leaves it."""
+def kept_texts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What a cache file holds as a command leaves it."""
     folder = tmp_path_factory.mktemp("kept")
     _check_model(folder / "cache")
-    return _cache_file(folder / "cache").read_bytes()
+    return _body(folder / "cache", _cache_file(folder / "cache"))
 
 
-def _with_cache_file(tmp_path: Path, content: bytes) -> Path:
-    """A private cache folder under ``tmp_path`` that holds ``content`` as the cache file."""
+def _with_cache_file(tmp_path: Path, content: bytes | None = None, signing: bytes | None = None) -> Path:
+    """A private cache folder under ``tmp_path``, with this user's key in it, that holds
+    ``content`` as the cache file (or ``signing`` signed with the key)."""
     folder = tmp_path / "cache/torchlint"
     folder.mkdir(parents=True, mode=0o700)
+    (folder / KEY_FILE).write_bytes(os.urandom(32))
+    (folder / KEY_FILE).chmod(0o600)
     kept = folder / Path(cache_file()).name  # the name depends on the Python build alone
-    kept.write_bytes(content)
+    kept.write_bytes(content if signing is None else _signed(tmp_path / "cache", signing))
     kept.chmod(0o600)
     return kept
 
@@ -114,15 +134,20 @@ def test_dataclasses_made_with_kept_code_behave_as_ones_compiled_afresh(tmp_path
     assert run() == afresh  # from what was kept
 
 
-def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(
-    tmp_path: Path, expected: subprocess.CompletedProcess, kept_texts: bytes
+def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to_and_signed_with_the_users_key(
+    tmp_path: Path, expected: subprocess.CompletedProcess, kept_texts: dict
 ) -> None:
     # Every entry is code that does not make the method asked for.
-    planted = marshal.dumps({text: compile("pass", "<string>", "exec") for text in marshal.loads(kept_texts)})
-    kept = _with_cache_file(tmp_path, planted)
+    planted = marshal.dumps({text: compile("pass", "<string>", "exec") for text in kept_texts})
+    kept = _with_cache_file(tmp_path, signing=planted)
     used = _check_model(tmp_path / "cache")
-    # The planted code is run: nothing else tells that the file is read at all.
+    # Signed with the user's key, the planted code is run: nothing else tells that the file is read at all.
     assert "TL101" not in used.stdout and "KeyError: '__create_fn__'" in used.stderr
+    # Unsigned, or signed with another key, it is passed over.
+    for unsigned in (planted, b"torchlint-dataclass-code 2\n" + planted + bytes(32)):
+        kept.write_bytes(unsigned)
+        assert _same(_check_model(tmp_path / "cache"), expected)
+    kept.write_bytes(_signed(tmp_path / "cache", planted))
     kept.parent.chmod(0o777)
     try:
         passed_over = _check_model(tmp_path / "cache")
@@ -135,9 +160,10 @@ def test_kept_code_is_used_only_from_a_folder_no_one_else_may_write_to(
 def test_a_damaged_file_is_passed_over_and_written_again(
     tmp_path: Path, content: bytes, expected: subprocess.CompletedProcess
 ) -> None:
-    kept = _with_cache_file(tmp_path, content)
-    assert _same(_check_model(tmp_path / "cache"), expected)
-    assert isinstance(marshal.loads(kept.read_bytes()), dict) and len(kept.read_bytes()) > 1000
+    for kept in (_with_cache_file(tmp_path / "plain", content), _with_cache_file(tmp_path / "signed", signing=content)):
+        cache_home = kept.parent.parent
+        assert _same(_check_model(cache_home), expected)
+        assert isinstance(_body(cache_home, kept), dict) and len(kept.read_bytes()) > 1000
 
 
 def test_an_unwritable_cache_folder_costs_nothing_but_the_time(tmp_path: Path, expected: subprocess.CompletedProcess) -> None:

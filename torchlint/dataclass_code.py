@@ -8,7 +8,9 @@ in the user's cache folder (`$XDG_CACHE_HOME/torchlint`, else `~/.cache/torchlin
 per Python build. Nothing else changes: the code is what compiling that text again gives.
 
 The file holds code that runs, so it is read only from a folder that its owner alone may
-write to. A file that cannot be read or is not such code is passed over and written again.
+write to, and only when it carries the MAC of this user's cache key (`user_cache`): a file
+torchlint did not write for this user, or one that cannot be read or is not such code, is
+passed over and written again.
 `TORCHLINT_NO_CODE_CACHE=1` turns all of this off.
 """
 
@@ -23,41 +25,31 @@ import sys
 import zlib
 from collections.abc import Iterator
 
+from torchlint.user_cache import cache_key, checked_body, owned_alone, signed, user_cache_folder
 
 DISABLE = "TORCHLINT_NO_CODE_CACHE"
 # Texts of older versions of libcst or torchlint are dropped once the file grows past this.
 _MAX_ENTRIES = 5000
 _CODE = type(compile("", "<string>", "exec"))
-
-
-def owned_alone(path: str, others: int) -> bool:
-    """A file or folder this user owns whose permission bits in ``others`` are all clear."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return False
-    return stat.st_uid == os.getuid() and stat.st_mode & others == 0
+_MAGIC = b"torchlint-dataclass-code 2\n"
 
 
 def cache_file() -> str | None:
-    """None where there is no home folder to keep it in (a relative path would land in
-    whatever folder the command runs in)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # as the XDG specification says: a relative one is ignored
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
+    folder = user_cache_folder()
+    if folder is None:
         return None
     build = zlib.crc32(sys.version.encode())  # marshal's format and the bytecode follow the build
-    return os.path.join(base, "torchlint", f"dataclass-code-{sys.implementation.cache_tag}-{build:08x}.marshal")
+    return os.path.join(folder, f"dataclass-code-{sys.implementation.cache_tag}-{build:08x}.marshal")
 
 
-def _load(path: str) -> dict[str, object]:
+def _load(path: str, key: bytes) -> dict[str, object]:
     # Neither the folder nor the file may be another user's, or writable by anyone else.
     if not (owned_alone(os.path.dirname(path), 0o022) and owned_alone(path, 0o022)):
         return {}
     try:
         with open(path, "rb") as stream:
-            loaded = marshal.load(stream)
+            body = checked_body(key, os.path.basename(path), _MAGIC, stream.read())
+        loaded = marshal.loads(body) if body is not None else None
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     if not isinstance(loaded, dict):
@@ -65,14 +57,13 @@ def _load(path: str) -> dict[str, object]:
     return {text: code for text, code in loaded.items() if isinstance(text, str) and type(code) is _CODE}
 
 
-def _save(path: str, known: dict[str, object], added: dict[str, object]) -> None:
+def _save(path: str, key: bytes, known: dict[str, object], added: dict[str, object]) -> None:
     entries = {**known, **added} if len(known) + len(added) <= _MAX_ENTRIES else added
-    folder = os.path.dirname(path)
+    body = marshal.dumps(entries)
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
         with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as stream:
-            marshal.dump(entries, stream)
+            stream.write(_MAGIC + body + signed(key, os.path.basename(path), body))
         os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -84,11 +75,12 @@ def kept_between_commands() -> Iterator[None]:
     """While inside, dataclasses defined anywhere compile each method's text only if no
     earlier command did."""
     path = cache_file()
-    # Without owners (Windows) nothing tells whether another user could have written the file.
-    if os.environ.get(DISABLE) or path is None or not hasattr(os, "getuid"):
+    # Without a key (no home folder, no owners as on Windows) nothing tells who wrote the file.
+    key = cache_key() if path is not None and not os.environ.get(DISABLE) else None
+    if path is None or key is None:
         yield
         return
-    known = _load(path)
+    known = _load(path, key)
     added: dict[str, object] = {}
 
     def exec_kept(source, globals=None, locals=None):
@@ -108,4 +100,4 @@ def kept_between_commands() -> Iterator[None]:
         if vars(dataclasses).get("exec") is exec_kept:
             del dataclasses.exec  # type: ignore[attr-defined]
         if added:
-            _save(path, known, added)
+            _save(path, key, known, added)
