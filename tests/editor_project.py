@@ -56,3 +56,25 @@ def checked(project: Path, path: Path, text: str | None = None, *options: str) -
             [*command, "--stdin-filename", str(path), "-"], cwd=project, input=text, capture_output=True, text=True, timeout=120
         )
     return sorted((d["code"], d["location"]["row"], d["location"]["column"]) for d in json.loads(run.stdout))
+
+
+async def start_session(client, project: Path, registrations: list | None = None) -> None:
+    """Initialise pytest-lsp's ``client`` on ``project`` as VS Code would; the capabilities the
+    server registers go to ``registrations`` where given."""
+    from lsprotocol import types
+    from pygls.uris import from_fs_path
+    from pytest_lsp import client_capabilities
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        if registrations is not None:
+            registrations.extend(params.registrations)
+
+    uri = from_fs_path(str(project))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=uri,
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name="project")],
+        )
+    )

@@ -81,7 +81,7 @@ def _fifo_in_cache(root: Path) -> None:
     subprocess.run([sys.executable, "-m", "torchlint", "check", "."], cwd=root, capture_output=True, timeout=120,
                    env={k: v for k, v in os.environ.items() if not k.startswith("TORCHLINT_")})
     for path in list((root / ".torchlint_cache").rglob("*")):
-        if path.is_file() and path.suffix in (".pickle", ".record"):
+        if path.is_file() and path.suffix in (".entry", ".record"):
             path.unlink()
             os.mkfifo(path)
 

@@ -130,7 +130,7 @@ def test_a_cache_folder_named_by_the_user_is_where_its_link_leads(project: Path,
     first = torchlint(".", "--cache-dir", str(tmp_path / "link"), cwd=project)
     assert "warning" not in first.stderr
     _same_as_without_cache(first, project, ".")
-    assert (tmp_path / "link").is_symlink() and list(real.glob("*/*.pickle"))
+    assert (tmp_path / "link").is_symlink() and list(real.glob("*/*.entry"))
     written = _contents(real)
     again = torchlint(".", "--cache-dir", str(tmp_path / "link"), cwd=project)
     assert again.stdout == first.stdout and _contents(real) == written
@@ -165,7 +165,7 @@ def test_a_fingerprint_folder_that_is_a_link_is_neither_read_nor_written_through
     (project / "net.py").write_text(BAD_FORWARD.replace("x.shape", "x.dtype"))
     _same_as_without_cache(torchlint(".", cwd=project), project, ".")
     assert _contents(outside) == before
-    assert not inside.is_symlink() and list(inside.glob("*.pickle"))
+    assert not inside.is_symlink() and list(inside.glob("*.entry"))
 
 
 def _cache_files_of(project: Path, suffix: str) -> list[Path]:
@@ -173,7 +173,7 @@ def _cache_files_of(project: Path, suffix: str) -> list[Path]:
     are asked for, the record is removed, so the next run reads the entries."""
     torchlint(".", cwd=project)
     folder = _fingerprint_folder(project)
-    if suffix == ".pickle":
+    if suffix == ".entry":
         for record in folder.glob("*.record"):
             record.unlink()
     found = sorted(folder.glob(f"*{suffix}"))
@@ -181,7 +181,7 @@ def _cache_files_of(project: Path, suffix: str) -> list[Path]:
     return found
 
 
-@pytest.mark.parametrize("suffix", [".pickle", ".record"])
+@pytest.mark.parametrize("suffix", [".entry", ".record"])
 def test_a_named_pipe_in_place_of_a_cache_file_is_not_waited_on(project: Path, suffix: str) -> None:
     for cache_file in _cache_files_of(project, suffix):
         cache_file.unlink()
@@ -189,7 +189,7 @@ def test_a_named_pipe_in_place_of_a_cache_file_is_not_waited_on(project: Path, s
     _same_as_without_cache(torchlint(".", cwd=project, timeout=30), project, ".")
 
 
-@pytest.mark.parametrize("suffix", [".pickle", ".record"])
+@pytest.mark.parametrize("suffix", [".entry", ".record"])
 def test_a_cache_file_that_is_a_link_is_not_read_through(project: Path, tmp_path: Path, suffix: str) -> None:
     # Read through, a link would wait on the pipe.
     os.mkfifo(tmp_path / "pipe")

@@ -94,8 +94,8 @@ def test_a_file_saved_during_a_check_is_reported_and_not_cached(tmp_path: Path, 
     model = tmp_path / "model.py"
     original = torchlint.run.memo.file_content
 
-    def hashed_then_saved(path, known):
-        hashed = original(path, known)
+    def hashed_then_saved(path, known, known_started):
+        hashed = original(path, known, known_started)
         if Path(path).name == "model.py" and "Saved" not in model.read_text():
             model.write_text(SAVED_MEANWHILE)  # saved after the run hashed it, before a step read it
         return hashed

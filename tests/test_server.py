@@ -16,9 +16,9 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 
 from lsprotocol import types  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
-from editor_project import HELPERS, MODEL, checked, write_project  # noqa: E402
+from editor_project import HELPERS, MODEL, checked, start_session, write_project  # noqa: E402
 
 # waiting for the server's answer, at most
 TIMEOUT_S = 60
@@ -32,17 +32,7 @@ def project(tmp_path: Path) -> Path:
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]))
 async def client(lsp_client: LanguageClient, project: Path):
     lsp_client.registrations = []
-
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: types.RegistrationParams) -> None:
-        lsp_client.registrations.extend(params.registrations)
-
-    params = types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=from_fs_path(str(project)),
-        workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(project)), name="project")],
-    )
-    await lsp_client.initialize_session(params)
+    await start_session(lsp_client, project, lsp_client.registrations)
     yield
     await lsp_client.shutdown_session()
 

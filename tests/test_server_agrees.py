@@ -18,7 +18,9 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 
 from lsprotocol import types  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+from editor_project import start_session  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # where the benchmark installs its libraries (bench/_install.py)
@@ -67,14 +69,7 @@ def project(request, tmp_path: Path) -> Path:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]))
 async def client(lsp_client: LanguageClient, project: Path):
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: types.RegistrationParams) -> None:
-        pass
-
-    params = types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=from_fs_path(str(project))
-    )
-    await lsp_client.initialize_session(params)
+    await start_session(lsp_client, project)
     yield
     await lsp_client.shutdown_session()
 

@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.analysis.checker import Checker
 from torchlint.analysis.conditions import TRUE, Condition, Fact, Fullgraph, any_of
 from torchlint.analysis.guards import GuardEvaluator
-from torchlint.analysis.pickled import dumps, trusted_loads
+from torchlint.analysis.plain_data import dumps, loads
 from torchlint.analysis.project_hints import may_be_parsed
 from torchlint.analysis.outline import FileOutline, outline_of, unparsed_outline
 from torchlint.analysis.regions import FileGraph
@@ -72,8 +72,8 @@ class PendingDiagnostic:
 @dataclass
 class FileAnalysis:
     """All that one file's analysis gives: what the project's solve reads of it (``outline``),
-    and its findings as the file alone sees them with its `noqa` comments, kept pickled until
-    the project resolves them: a project's findings are most of what its analyses hold, and
+    and its findings as the file alone sees them with its `noqa` comments, kept as plain-data bytes
+    until the project resolves them: a project's findings are most of what its analyses hold, and
     each file's are read once."""
 
     outline: FileOutline
@@ -90,8 +90,8 @@ class FileAnalysis:
         return self.unpacked()[0]
 
     def unpacked(self) -> tuple[list[PendingDiagnostic], list[Directive]]:
-        """The findings and the `noqa` comments, read from their pickle (each call reads it)."""
-        found = trusted_loads(self.findings)
+        """The findings and the `noqa` comments, read from their bytes (each call reads them)."""
+        found = loads(self.findings)
         return found if isinstance(found, tuple) else ([], [])
 
 

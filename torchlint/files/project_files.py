@@ -11,7 +11,6 @@ files beside it for its project (not the folders below: that could be a home fol
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +20,18 @@ from torchlint.files.discovery import WALK_SETTINGS_FILES, discover, folder_name
 
 # (st_mtime_ns, st_size, st_ino): a file whose stat is unchanged is taken to be unchanged.
 Stamp = tuple[int, int, int]
-# A folder or file changed this recently may change again within the same tick of the
-# file system's clock, leaving its time as it was: it is looked at again next time.
+# A folder or file changed this recently before it was looked at may change again within
+# the same tick of the file system's clock, leaving its time as it was: its time vouches
+# for nothing. What a run saw is kept as it was; whether a time vouches is decided when it
+# is read back, against when that run started (`trusted_before`), so the same files always
+# give the same record.
 _RECENT_NS = 2_000_000_000
-# Stands for a stamp too recent to vouch for anything: it never matches.
-UNTRUSTED_STAMP: Stamp = (0, -1, 0)
+
+
+def vouches(modified: int | None, started: int | None) -> bool:
+    """Whether a file or folder last modified at ``modified`` (ns) was already that old when
+    a run that started at ``started`` looked at it: changed since, it has another time."""
+    return modified is not None and started is not None and modified < started - _RECENT_NS
 
 
 def stamp_of(path: str | Path) -> Stamp | None:
@@ -86,50 +92,41 @@ class Listing:
 
     searched: tuple[str, ...]
     files: tuple[str, ...]
-    # (folder, st_mtime_ns, names); None for the time: too recent to trust
-    folders: tuple[tuple[str, int | None, tuple[str, ...]], ...]
+    # (folder, st_mtime_ns, names)
+    folders: tuple[tuple[str, int, tuple[str, ...]], ...]
     # a file that steers the walk, and its stamp (None: absent)
     steering: tuple[tuple[str, Stamp | None], ...]
 
-    def refreshed(self) -> Listing | None:
+    def refreshed(self, started: int | None) -> Listing | None:
         """This listing with the times as they are now, when what it found still holds;
-        None when the walk must be done again."""
-        now = time.time_ns()
+        None when the walk must be done again. ``started``: when the run that made it
+        started (a folder's time from just before then is checked by its names)."""
         folders = []
         for folder, modified, names in self.folders:
             try:
                 current = os.stat(folder).st_mtime_ns
             except OSError:
                 return None
-            if current != modified:
+            if current != modified or not vouches(modified, started):
                 try:
                     with os.scandir(folder) as iterator:
                         if folder_names(iterator) != names:
                             return None
                 except OSError:
                     return None
-            folders.append((folder, _trusted_time(current, now), names))
-        if any(stamp == UNTRUSTED_STAMP or _steering_stamp(path, now) != stamp for path, stamp in self.steering):
-            return None
+            folders.append((folder, current, names))
+        for path, stamp in self.steering:
+            if _steering_stamp(path) != stamp or (stamp is not None and not vouches(stamp[0], started)):
+                return None
         return Listing(self.searched, self.files, tuple(folders), self.steering)
 
 
-def _trusted_time(modified: int, now: int) -> int | None:
-    return None if modified > now - _RECENT_NS else modified
-
-
-def trusted_stamp(stamp: Stamp) -> Stamp:
-    """``stamp``, or one that never matches where it is too recent to vouch for the file."""
-    return UNTRUSTED_STAMP if _trusted_time(stamp[0], time.time_ns()) is None else stamp
-
-
-def _steering_stamp(path: str, now: int) -> Stamp | None:
+def _steering_stamp(path: str) -> Stamp | None:
     """A steering file's stamp; only whether it exists for `.git`, whose folder every git
     command touches."""
     if os.path.basename(path) == ".git":
         return (0, 0, 0) if os.path.lexists(path) else None
-    stamp = stamp_of(path)
-    return UNTRUSTED_STAMP if stamp is not None and _trusted_time(stamp[0], now) is None else stamp
+    return stamp_of(path)
 
 
 def _steering_files(roots: Sequence[Path], folders: Iterable[tuple[str, int, tuple[str, ...]]]) -> list[str]:
@@ -153,10 +150,8 @@ def _walk(searched: list[Path], resolver: ConfigResolver) -> tuple[list[Path], L
     found = discover(searched, resolver, force_exclude=True, keep_folders=whole)
     if not whole or resolver.explicit is not None:
         return found.files, None
-    now = time.time_ns()
-    folders = tuple((folder, _trusted_time(modified, now), names) for folder, modified, names in found.folders)
-    steering = tuple((path, _steering_stamp(path, now)) for path in _steering_files(searched, found.folders))
-    listing = Listing(tuple(map(str, searched)), tuple(map(str, found.files)), folders, steering)
+    steering = tuple((path, _steering_stamp(path)) for path in _steering_files(searched, found.folders))
+    listing = Listing(tuple(map(str, searched)), tuple(map(str, found.files)), tuple(found.folders), steering)
     return found.files, listing
 
 
@@ -170,12 +165,16 @@ def _files_in(folder: Path) -> list[Path]:
 
 
 def other_project_files(
-    named: Sequence[str | Path], files: Sequence[Path], resolver: ConfigResolver, known: Listing | None = None
+    named: Sequence[str | Path],
+    files: Sequence[Path],
+    resolver: ConfigResolver,
+    known: Listing | None = None,
+    known_started: int | None = None,
 ) -> tuple[list[Path], Listing | None]:
     """The files of the projects of ``files`` that the run did not name, excludes applied,
     and the listing of the walk that found them (None where there is none to keep).
 
-    ``known``: the listing of an earlier walk; while it holds, its files are taken
+    ``known``: the listing of an earlier walk (by a run that started at ``known_started``); while it holds, its files are taken
     without walking again. A named folder that holds a whole project needs nothing more:
     `torchlint check .` reads nothing twice."""
     folders = [Path(os.path.abspath(path)) for path in named if Path(path).is_dir()]
@@ -188,7 +187,7 @@ def other_project_files(
             searched.append(root)
         else:
             searched.extend(_files_in(root))
-    listing = known.refreshed() if known is not None and known.searched == tuple(map(str, searched)) else None
+    listing = known.refreshed(known_started) if known is not None and known.searched == tuple(map(str, searched)) else None
     if listing is not None:
         found = [Path(path) for path in listing.files]
     else:

@@ -6,41 +6,47 @@ the torch, Python and libcst it runs with, the file's bytes, its settings and wh
 project told it. A hit is therefore the step's
 answer, never a guess. Each entry is a file of its own, written by a temporary file and a
 rename, so a reader sees the old file or the new one and two concurrent runs cannot
-interleave. A file that does not check out (truncated,
-corrupted, written by another version, or holding anything but torchlint's own data
-classes) is ignored, and so is anything in the cache folder that is not a plain file or
-folder (`cache_files`).
+interleave. 
+The cache folder travels with the project (a repository can commit it, an image can hold
+one another user wrote), so nothing in it is trusted for being there. Each file holds plain
+data only (`plain_data`: its decoder builds torchlint's own data classes field by field and
+can call nothing), and carries an HMAC-SHA256, under this user's key kept outside every
+project (`user_cache`), of its body and the name it is kept under. A file that does not
+check out (truncated, corrupted, written by another version or another user, planted, or
+copied from another name) is a miss and is written again; so is anything in the cache
+folder that is not a plain file or folder (`cache_files`). Without a key (no home folder,
+or one that others may write to) nothing can be trusted, and the cache is off.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import pickle
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torchlint
-from torchlint.analysis.pickled import dumps, trusted_loads
+from torchlint.analysis.plain_data import dumps, loads
 from torchlint.analysis.stable_digest import digest
 from torchlint.run.cache_files import is_regular, open_folder, open_subfolder, read_regular, replaced
 from torchlint.settings.profile import distribution_version, installed_torch_version
+from torchlint.user_cache import cache_key, checked_body, signed
 
 DEFAULT_FOLDER = ".torchlint_cache"
 
-_MAGIC = b"torchlint-cache\n"
-_DIGEST_SIZE = 32
+_MAGIC = b"torchlint-cache 2\n"
+# What a value cannot be written as: anything but plain data, or nested past the stack.
+_UNWRITABLE = (OSError, TypeError, ValueError, RecursionError)
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by torchlint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
 _MARKERS = ((".gitignore", "# Automatically created by torchlint.\n*\n"), ("CACHEDIR.TAG", _CACHEDIR_TAG))
-# Only these may be rebuilt from a cache file: a pickle naming anything else is foreign.
 
 
 def code_fingerprint() -> str:
@@ -96,12 +102,15 @@ class Cache:
     changed file of a large project costs one small file, not the project's."""
 
     def __init__(self, folder: Path | None, scope: str = "") -> None:
-        self.folder = folder
+        self._key = cache_key() if folder is not None else None
+        self.folder = folder if self._key is not None else None
+        # Before this run looks at any file: a time a file had before then is one it had when looked at.
+        self.started = time.time_ns()
         # The subfolder of this torchlint and environment, and the prefix of the project's files in it
-        self._subfolder = environment_fingerprint()[:16] if folder is not None else ""
+        self._subfolder = environment_fingerprint()[:16] if self.folder is not None else ""
         self._name = digest(scope)[:16]
-        # key -> what its record file held when first read
-        self._records: dict[str, Any] = {}
+        # key -> what its record file held when first read, and when the run that wrote it started
+        self._records: dict[str, tuple[Any, int | None]] = {}
         # key -> the value of each entry this run read or made
         self._values: dict[str, object] = {}
         # keys this run gave a value: written by ``save``
@@ -117,7 +126,7 @@ class Cache:
         return f"{self._name}-{key[:16]}.record"
 
     def _entry_file(self, key: str) -> str:
-        return f"{self._name}.{key[:32]}.pickle"
+        return f"{self._name}.{key[:32]}.entry"
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[int | None]:
@@ -138,25 +147,36 @@ class Cache:
 
     def record(self, key: str) -> Any | None:
         """The value ``write_record`` last kept under ``key``, from a file of its own."""
+        return self._stored_record(key)[0]
+
+    def record_started(self, key: str) -> int | None:
+        """When the run that wrote the record under ``key`` started (ns), None where there
+        is none: what it saw of a file vouches for the file only where the file was older."""
+        return self._stored_record(key)[1]
+
+    def _stored_record(self, key: str) -> tuple[Any | None, int | None]:
         if self.folder is None:
-            return None
+            return None, None
         if key not in self._records:
+            found: tuple[Any | None, int | None] = (None, None)
             with self._reading() as folder:
-                value = _load_file(folder, self._record_file(key)) if folder is not None else None
-            self._records[key] = value
+                if folder is not None:
+                    found = self._load(folder, self._record_file(key), with_time=True)
+            self._records[key] = found
         return self._records[key]
 
     def write_record(self, key: str, value: object) -> None:
         """Keep ``value`` under ``key`` at once, by a temporary file and a rename; skipped
-        silently when it cannot be written, as the cache is."""
+        silently when it cannot be written, as the cache is. The file's time is when this
+        run started (see `record_started`): the bytes are the value's alone."""
         if self.folder is None:
             return
         try:
             with self._writing() as folder:
-                _write_file(folder, self._record_file(key), value)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+                self._write(folder, self._record_file(key), value, modified=self.started)
+        except _UNWRITABLE:
             return
-        self._records[key] = value
+        self._records[key] = (value, self.started)
 
     def get(self, key: str) -> Any | None:
         return self.get_many([key])[0]
@@ -167,7 +187,7 @@ class Cache:
         if missing and self.folder is not None:
             with self._reading() as folder:
                 for key in missing if folder is not None else ():
-                    stored = _load_file(folder, self._entry_file(key))
+                    stored = self._load(folder, self._entry_file(key))[0]
                     # The file names a prefix of the key: the entry says its whole key.
                     if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == key:
                         self._values[key] = stored[1]
@@ -195,12 +215,36 @@ class Cache:
         try:
             with self._writing() as folder:
                 for key in sorted(self._put):
-                    _write_file(folder, self._entry_file(key), (key, self._values[key]))
+                    self._write(folder, self._entry_file(key), (key, self._values[key]))
                 if keep_only_used:
                     self._drop_unused(folder)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        except _UNWRITABLE:
             return
         self._put.clear()
+
+    def _label(self, name: str) -> str:
+        # A file signed for one name, subfolder or version does not check out under another.
+        return f"{self._subfolder}/{name}"
+
+    def _load(self, folder: int, name: str, with_time: bool = False) -> tuple[Any | None, int | None]:
+        """What the cache file ``name`` holds, and its time, or None where it is missing, not
+        a plain file, or does not check out."""
+        assert self._key is not None
+        try:
+            data, modified = read_regular(folder, name, with_time)
+        except OSError:
+            return None, None
+        body = checked_body(self._key, self._label(name), _MAGIC, data)
+        value = loads(body) if body is not None else None
+        return value, modified if value is not None else None
+
+    def _write(self, folder: int, name: str, value: object, modified: int | None = None) -> None:
+        assert self._key is not None
+        body = dumps(value)
+        with replaced(folder, name, modified) as stream:
+            stream.write(_MAGIC)
+            stream.write(body)
+            stream.write(signed(self._key, self._label(name), body))
 
     def _drop_unused(self, folder: int) -> None:
         used = {self._entry_file(key) for key in self._values}
@@ -210,36 +254,6 @@ class Cache:
             for name in unused:
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=folder)
-
-
-def _load_file(folder: int, name: str) -> Any | None:
-    """What the cache file ``name`` holds, or None where it is missing, not a plain file, or
-    does not check out."""
-    try:
-        data = read_regular(folder, name)
-    except OSError:
-        return None
-    body = _checked_body(data)
-    return trusted_loads(body.tobytes()) if body is not None else None
-
-
-def _write_file(folder: int, name: str, value: object) -> None:
-    data = dumps(value)
-    with replaced(folder, name) as stream:
-        stream.write(_MAGIC)
-        stream.write(data)
-        stream.write(hashlib.blake2b(data, digest_size=_DIGEST_SIZE).digest())
-
-
-def _checked_body(data: bytes) -> memoryview | None:
-    """What a cache file holds between its magic line and its checksum; None when the
-    checksum does not match (truncated, damaged, not a cache file)."""
-    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST_SIZE:
-        return None
-    body = memoryview(data)[len(_MAGIC):-_DIGEST_SIZE]
-    if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
-        return None
-    return body
 
 
 def _mark(folder: int) -> None:

@@ -80,26 +80,32 @@ def is_regular(folder: int, name: str) -> bool:
         return False
 
 
-def read_regular(folder: int, name: str) -> bytes:
-    """The bytes of the regular file ``name`` in ``folder``; OSError for anything else."""
+def read_regular(folder: int, name: str, with_time: bool = False) -> tuple[bytes, int | None]:
+    """The bytes of the regular file ``name`` in ``folder``, and (``with_time``) its
+    modification time; OSError for anything else."""
     descriptor = os.open(name, _READ, dir_fd=folder)
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", name)
         with open(descriptor, "rb", closefd=False) as handle:
-            return handle.read()
+            return handle.read(), status.st_mtime_ns if with_time else None
     finally:
         os.close(descriptor)
 
 
 @contextlib.contextmanager
-def replaced(folder: int, name: str) -> Iterator[BinaryIO]:
+def replaced(folder: int, name: str, modified: int | None = None) -> Iterator[BinaryIO]:
     """A new file that replaces ``name`` in ``folder`` whole once the block ends, or leaves
-    it as it was when the block fails: a reader sees the old file or the new one."""
+    it as it was when the block fails: a reader sees the old file or the new one.
+    ``modified``: the time (ns) the file is given."""
     temporary = _new_file(folder, name)
     try:
         with open(temporary[1], "wb") as stream:
             yield stream
+            if modified is not None:
+                stream.flush()
+                os.utime(stream.fileno(), ns=(modified, modified))
         os.replace(temporary[0], name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):

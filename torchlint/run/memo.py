@@ -204,6 +204,8 @@ class Memo:
         self._forms: dict[int, tuple[object, str]] = {}
         # what the last run recorded of each file: its hash holds while its stat is the same
         self.known: Mapping[str, FileRecord] = {}
+        # when the run that recorded them started: a stamp vouches only where the file was older
+        self.known_started: int | None = None
         # files whose bytes a step read were not those the run took them to be: saved while
         # the run went on. Their results are not kept, and the run reports them.
         self.changed: set[str] = set()
@@ -227,7 +229,7 @@ class Memo:
             if text is not None:
                 self._content[key], self._stamps[key] = text_content(text), None
             else:
-                self._content[key], self._stamps[key] = file_content(path, self.known.get(key))
+                self._content[key], self._stamps[key] = file_content(path, self.known.get(key), self.known_started)
         return self._content[key]
 
     def forget(self, path: str) -> None:

@@ -5,11 +5,10 @@ solution; and what the next run needs to answer a changed file without solving a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from torchlint.analysis.pickled import dumps
+from torchlint.analysis.plain_data import dumps
 from torchlint.analysis.project_hints import ProjectHints, project_hints
 from torchlint.analysis.scopes import absolute
 from torchlint.analysis.regions import RegionLine
@@ -188,18 +187,21 @@ class ProjectRun:
         """What the next run needs to answer a file from this solve (each file's answers go to
         the cache, as only a changed file's are read); None where a file could not be read
         (it is read again next time)."""
-        solve = os.urandom(8).hex()
+        inputs_of = {path: self.memo.inputs(file, settings) for path, (file, settings) in self.work.items()}
+        if None in inputs_of.values():
+            return None
+        # The solve is a function of what every file's analysis read: that names its answers.
+        solve = digest("solve", sorted(inputs_of.items()))
         files = {}
-        for path, (file, settings) in self.work.items():
-            inputs = self.memo.inputs(file, settings)
-            if inputs is None:
-                return None
+        for path, inputs in inputs_of.items():
+            assert inputs is not None
             analysis = self.analysed[path].analysis
             if analysis is None:
                 interface, answers, outcome = "", {}, self.analysed[path].error
             else:
                 answer = answers_of(path, self.solution)
-                answers = {fact: answer(fact) for fact in analysis.facts}
+                # In an order of their own, not the set's: the same facts give the same bytes.
+                answers = {fact: answer(fact) for fact in sorted(analysis.facts, key=repr)}
                 interface, outcome = analysis.interface, self.kept(path)
             answers_key = digest("answers", path, interface, solve)
             self.memo.cache.put(answers_key, answers)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from torchlint.analysis.pickled import dumps, trusted_loads
+from torchlint.analysis.plain_data import dumps, loads
 from torchlint.analysis.project_hints import project_hints
 from torchlint.project.entry_points import EntryPointCheck
 from torchlint.project.resolve import kept, selected
@@ -50,7 +50,7 @@ class ReusedRun:
         if found is None:
             analysed = self.fresh.get(path)
             if analysed is None:
-                found = trusted_loads(self.stored.files[path].outcome)
+                found = loads(self.stored.files[path].outcome)
             elif analysed.analysis is None:
                 found = analysed.error
             else:
@@ -80,7 +80,7 @@ class ReusedRun:
             inputs = self.memo.inputs(file, settings)
             assert inputs is not None  # analysed from bytes it read
             files[path] = replace(
-                files[path], inputs=inputs, pickled_hints=dumps(self.fresh[path].hints), outcome=dumps(self._outcome(path))
+                files[path], inputs=inputs, encoded_hints=dumps(self.fresh[path].hints), outcome=dumps(self._outcome(path))
             )
         return replace(self.stored, files=files)
 

@@ -15,9 +15,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.analysis.pickled import trusted_loads
+from torchlint.analysis.plain_data import loads
 from torchlint.analysis.project_hints import FileHints, ProjectHints
-from torchlint.files.project_files import Listing, Stamp, stamp_of, trusted_stamp
+from torchlint.files.project_files import Listing, Stamp, stamp_of, vouches
 
 __all__ = ["FileRecord", "RunRecord", "SolvedFile", "SolvedProject", "Stamp", "content_hash", "file_content", "stamp_of"]
 
@@ -35,17 +35,17 @@ class SolvedFile:
     inputs: str  # a digest of what its analysis read: its content and settings
     interface: str  # what the solve read of the analysis (`FileAnalysis.interface`)
     parse_always: bool  # parsed because the solve needed it, whatever the text test says
-    # pickled FileHints: what its text tells the project before any file is analysed (read
+    # FileHints as plain data: what its text tells the project before any file is analysed (read
     # only for the files a run changed, so the record loads without building them all)
-    pickled_hints: bytes
+    encoded_hints: bytes
     # the cache entry of {Fact: bool}: the project's answer to each fact its findings ask
     answers: str
-    # pickled: its findings kept after `noqa` (a list of Diagnostic), or why it has none (FileError)
+    # as plain data: its findings kept after `noqa` (a list of Diagnostic), or why it has none (FileError)
     outcome: bytes
 
     @property
     def hints(self) -> FileHints:
-        found = trusted_loads(self.pickled_hints)
+        found = loads(self.encoded_hints)
         return found if isinstance(found, FileHints) else FileHints()
 
 
@@ -77,10 +77,11 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=32).hexdigest()
 
 
-def file_content(path: Path, known: FileRecord | None) -> tuple[str | None, Stamp | None]:
+def file_content(path: Path, known: FileRecord | None, known_started: int | None = None) -> tuple[str | None, Stamp | None]:
     """A hash of the file's bytes and its stamp when they were read; (None, None) when it
-    cannot be read. Where ``known`` has the same stamp, its hash stands and the bytes are
-    not read; the file is still opened, so one made unreadable since, or replaced by
+    cannot be read. Where ``known`` (kept by a run that started at ``known_started``) has
+    the same stamp, and one old enough then to vouch for the bytes, its hash stands and they
+    are not read; the file is still opened, so one made unreadable since, or replaced by
     something that is not a regular file, is an error as it is without the cache."""
     try:
         # Opened without blocking: a named pipe is refused instead of waited on.
@@ -92,12 +93,12 @@ def file_content(path: Path, known: FileRecord | None) -> tuple[str | None, Stam
         if not stat.S_ISREG(status.st_mode):
             return None, None
         stamp = (status.st_mtime_ns, status.st_size, status.st_ino)
-        if known is not None and known.stamp == stamp:
+        # A file saved just before it was read may be saved again within the same tick of
+        # the file system's clock, with the same size: then its stamp vouches for nothing.
+        if known is not None and known.stamp == stamp and vouches(stamp[0], known_started):
             return known.content, stamp
         with open(descriptor, "rb", closefd=False) as handle:
-            # A file saved this recently may be saved again within the same tick of the file
-            # system's clock, with the same size: its stamp vouches for nothing next time.
-            return content_hash(handle.read()), trusted_stamp(stamp)
+            return content_hash(handle.read()), stamp
     except OSError:
         return None, None
     finally:

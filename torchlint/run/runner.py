@@ -17,7 +17,7 @@ from pathlib import Path
 
 from torchlint.analysis.regions import RegionLine
 from torchlint.files.discovery import discover, is_excluded
-from torchlint.files.project_files import Listing, other_project_files, project_roots
+from torchlint.files.project_files import Listing, other_project_files, project_roots, vouches
 from torchlint.files.source import SourceError, decode_source
 from torchlint.report.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.run.cache import Cache, digest
@@ -77,8 +77,7 @@ def check_paths(
     run = CheckRun(errors=list(found.errors))
     named = [(path, resolver.for_path(path)) for path in found.files]
     cache = cache_for(cache_dir, found.files, resolver)
-    record = stored_record(cache)
-    context, listing = _context(paths, found.files, resolver, whole_project, record)
+    context, listing = _context(paths, found.files, resolver, whole_project, cache)
     # Only the whole project tells that an entry point names nothing.
     errors = run.errors if whole_project else None
     results = check_files(
@@ -95,15 +94,16 @@ def _context(
     files: Sequence[Path],
     resolver: ConfigResolver,
     whole_project: bool,
-    stored: RunRecord | None = None,
+    cache: Cache,
 ) -> tuple[list[tuple[Path, Settings]], Listing | None]:
     """The rest of the projects of ``files``, each with its settings: read, not reported;
-    and how they were found (see `project_files.Listing`), which the ``stored`` record
+    and how they were found (see `project_files.Listing`), which the record in ``cache``
     may tell without a walk."""
     if not (whole_project and files):
         return [], None
+    stored = stored_record(cache)
     known = stored.listing if stored is not None else None
-    others, listing = other_project_files(named, files, resolver, known)
+    others, listing = other_project_files(named, files, resolver, known, cache.record_started(_record_key()))
     # A file's settings are its folder's: looked up once a folder.
     by_folder: dict[str, Settings] = {}
     context = []
@@ -126,6 +126,15 @@ def stored_record(cache: Cache) -> RunRecord | None:
     return record if isinstance(record, RunRecord) else None
 
 
+def remember_files(memo: Memo, cache: Cache) -> RunRecord | None:
+    """The last run's record, whose hashes of the files the memo takes where their stamps
+    still vouch for them."""
+    record = stored_record(cache)
+    memo.known = record.files if record is not None else {}
+    memo.known_started = cache.record_started(_record_key())
+    return record
+
+
 def cache_for(folder: Path | None, files: Sequence[Path], resolver: ConfigResolver) -> Cache:
     """One cache file per set of project roots: runs over the same project share it."""
     if folder is None:
@@ -145,8 +154,7 @@ def _project(
     progress: Progress | None = None,
 ) -> tuple[ProjectRun | ReusedRun, Memo]:
     memo = Memo(workers, cache, texts, progress)
-    record = stored_record(cache)
-    memo.known = record.files if record is not None else {}
+    record = remember_files(memo, cache)
     everything = [*work, *context]
     project: ProjectRun | ReusedRun | None = None
     if not rows and record is not None and record.solved is not None:
@@ -178,8 +186,19 @@ def _keep_record(memo: Memo, project: ProjectRun | ReusedRun, stored: RunRecord 
     else:
         solved = stored.solved if stored is not None else None  # `--show-regions` keeps the last
     record = RunRecord(files, listing, solved)
-    if record != stored:
+    # The same record is written again (the same bytes, a later time) where it holds times
+    # that vouch for their files from this run's start on but not from the last one's: the
+    # next run then takes those files without reading them.
+    if record != stored or _vouch_from(record, memo.known_started, memo.cache.started):
         memo.cache.write_record(_record_key(), record)
+
+
+def _vouch_from(record: RunRecord, before: int | None, now: int) -> bool:
+    times = [file.stamp[0] for file in record.files.values() if file.stamp is not None]
+    if record.listing is not None:
+        times.extend(modified for _, modified, _ in record.listing.folders)
+        times.extend(stamp[0] for _, stamp in record.listing.steering if stamp is not None)
+    return any(vouches(modified, now) and not vouches(modified, before) for modified in times)
 
 
 def check_files(
@@ -243,7 +262,7 @@ def show_regions(
     run = RegionsRun(errors=list(found.errors))
     work = [(path, resolver.for_path(path)) for path in found.files]
     cache = cache_for(cache_dir, found.files, resolver)
-    context, listing = _context(paths, found.files, resolver, whole_project, stored_record(cache))
+    context, listing = _context(paths, found.files, resolver, whole_project, cache)
     _describe_files(run, work, context, jobs, cache, {}, listing, whole_project)
     cache.save()
     return run
@@ -291,8 +310,8 @@ def show_regions_stdin(
         run.add(str(path), text)
         return run
     whole_project = whole_project and filename is not None
-    context = _context([path], [path], resolver, whole_project)[0]
     cache = cache_for(cache_dir if filename else None, [path], resolver)
+    context = _context([path], [path], resolver, whole_project, cache)[0]
     _describe_files(run, [(path, settings)], context, None, cache, {str(path): text}, whole_project=whole_project)
     cache.save()
     return run
@@ -317,7 +336,7 @@ def check_stdin(
         return CheckRun(errors=[text])
     cache = cache_for(cache_dir if filename else None, [path], resolver)
     context, listing = (
-        _context([path], [path], resolver, whole_project, stored_record(cache)) if filename else ([], None)
+        _context([path], [path], resolver, whole_project, cache) if filename else ([], None)
     )
     errors: list[FileError] = []
     results = check_files(

@@ -26,7 +26,7 @@ from torchlint.report.diagnostic import Diagnostic, FileResult
 from torchlint.run.cache import Cache
 from torchlint.run.memo import Analysed, Item, Memo, Progress
 from torchlint.run.project_run import ProjectRun
-from torchlint.run.runner import cache_for, stored_record
+from torchlint.run.runner import cache_for, remember_files
 from torchlint.run.workers import Workers
 from torchlint.settings.config import ConfigResolver, SettingError
 
@@ -56,8 +56,7 @@ class LiveProject:
         self.cache: Cache = cache_for(cache_dir, [anchor], resolver)
         with Workers(min(jobs or os.cpu_count() or 1, max(1, len(work) // 16)), _START_METHOD) as cold:
             memo = Memo(cold, self.cache, texts, progress)
-            stored = stored_record(self.cache)
-            memo.known = stored.files if stored is not None else {}
+            remember_files(memo, self.cache)
             self.run = ProjectRun(work, memo, keep_sources=False)
         self.cache.save()
         # One warm worker for the edits: a buffer is analysed away from the server's own
