@@ -4,8 +4,8 @@ until they are resolved.
 A value is written as nested tuples, lists, dicts, strings, numbers and bytes, and those are
 written by `marshal` (format 0: no references and no interning, so the same value always
 gives the same bytes). Each tuple starts with a tag: a plain tuple, a set, a frozenset, a
-path, or one of torchlint's data classes, enumerations or named tuples, by its place in a
-fixed list. Reading back checks the type of every element and builds each class from its
+path, or one of torchlint's data classes, enumerations or named tuples, by its module's place
+in a fixed list and its own place in that module. Reading back checks the type of every element and builds each class from its
 fields by name, without calling anything of the class: no input, however it was made, can
 run code. Sets are written sorted, so their order in a process never shows in the bytes.
 """
@@ -64,17 +64,24 @@ class _Class:
     slots: bool
 
 
-@lru_cache(maxsize=1)
-def _registry() -> tuple[dict[type, _Class], list[_Class]]:
-    found: dict[str, type] = {}
-    for name in _MODULES:
-        module = importlib.import_module(name)
-        for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == name and _kind(value) is not None:
-                found[f"{name}:{value.__qualname__}"] = value
+# A class's tag says its module (by its place in `_MODULES`) and its place among that
+# module's classes: reading a value imports only the modules of the classes it holds.
+_PER_MODULE = 256
+
+
+@lru_cache(maxsize=None)
+def _module_classes(index: int) -> list[_Class]:
+    """The classes of ``_MODULES[index]`` that a value may hold, by qualified name."""
+    name = _MODULES[index]
+    module = importlib.import_module(name)
+    found = sorted(
+        (value for value in vars(module).values()
+         if isinstance(value, type) and value.__module__ == name and _kind(value) is not None),
+        key=attrgetter("__qualname__"),
+    )
+    assert len(found) <= _PER_MODULE, name
     classes = []
-    for tag, name in enumerate(sorted(found), start=_FIRST_CLASS):
-        cls = found[name]
+    for place, cls in enumerate(found):
         kind = _kind(cls)
         assert kind is not None
         fields = (
@@ -82,8 +89,29 @@ def _registry() -> tuple[dict[type, _Class], list[_Class]]:
             else tuple(getattr(cls, "_fields", ())) if kind == "tuple" else ()
         )
         # Instances without a `__dict__` (slotted classes) are given their fields one by one.
+        tag = _FIRST_CLASS + index * _PER_MODULE + place
         classes.append(_Class(tag, cls, kind, fields, cls.__dictoffset__ == 0))
-    return {entry.cls: entry for entry in classes}, classes
+    return classes
+
+
+_MODULE_INDEX = {name: index for index, name in enumerate(_MODULES)}
+
+
+def _class_of(cls: type) -> _Class | None:
+    index = _MODULE_INDEX.get(cls.__module__)
+    if index is None:
+        return None
+    return next((entry for entry in _module_classes(index) if entry.cls is cls), None)
+
+
+def _class_tagged(tag: int) -> _Class:
+    index, place = divmod(tag - _FIRST_CLASS, _PER_MODULE)
+    if not 0 <= index < len(_MODULES):
+        raise Refused(f"no class has the tag {tag}")
+    classes = _module_classes(index)
+    if place >= len(classes):
+        raise Refused(f"no class has the tag {tag}")
+    return classes[place]
 
 
 def _kind(cls: type) -> str | None:
@@ -137,7 +165,7 @@ def _encoder_for(kind: type) -> Callable[[Any], object]:
         return lambda value: (_FROZENSET, *_sorted(list(map(_encode, value))))
     if issubclass(kind, PurePath):
         return lambda value: (_PATH, str(value))
-    entry = _registry()[0].get(kind)
+    entry = _class_of(kind)
     if entry is None:
         raise TypeError(f"{kind.__module__}.{kind.__qualname__} cannot be kept as plain data")
     tag = entry.tag
@@ -176,44 +204,63 @@ def _decode(value: object) -> object:
     if kind is not tuple or not value or type(value[0]) is not int:  # type: ignore[index]
         raise Refused(f"{kind.__name__} is not plain data")
     tag: int = value[0]  # type: ignore[index]
-    items = value[1:]  # type: ignore[index]
-    if tag == _TUPLE:
-        return tuple(map(_decode, items))
-    if tag == _SET:
-        return set(map(_decode, items))
-    if tag == _FROZENSET:
-        return frozenset(map(_decode, items))
-    if tag == _PATH:
-        if len(items) != 1 or type(items[0]) is not str:
-            raise Refused("a path is one string")
-        return Path(items[0])
-    classes = _registry()[1]
-    if not _FIRST_CLASS <= tag < _FIRST_CLASS + len(classes):
+    reader = _READERS.get(tag)
+    if reader is None:
+        reader = _READERS[tag] = _reader_for(tag)
+    return reader(value[1:])  # type: ignore[index]
+
+
+def _path(items: tuple[object, ...]) -> Path:
+    if len(items) != 1 or type(items[0]) is not str:
+        raise Refused("a path is one string")
+    return Path(items[0])
+
+
+_READERS: dict[int, Callable[[tuple[object, ...]], object]] = {
+    _TUPLE: lambda items: tuple(map(_decode, items)),
+    _SET: lambda items: set(map(_decode, items)),
+    _FROZENSET: lambda items: frozenset(map(_decode, items)),
+    _PATH: _path,
+}
+
+
+def _reader_for(tag: int) -> Callable[[tuple[object, ...]], object]:
+    """What builds the class tagged ``tag`` from its fields; Refused where none is."""
+    if tag < _FIRST_CLASS:
         raise Refused(f"no class has the tag {tag}")
-    return _build(classes[tag - _FIRST_CLASS], items)
+    entry = _class_tagged(tag)
+    cls, fields, count = entry.cls, entry.fields, len(entry.fields)
 
+    def counted(items: tuple[object, ...]) -> tuple[object, ...]:
+        if len(items) != count:
+            raise Refused(f"{cls.__qualname__} has {count} fields")
+        return tuple(map(_decode, items))
 
-def _build(entry: _Class, items: tuple[object, ...]) -> object:
-    cls = entry.cls
     if entry.kind == "enum":
-        if len(items) != 1 or type(items[0]) is not str:
-            raise Refused("an enumeration member is one name")
-        member = cls._member_map_.get(items[0])  # type: ignore[attr-defined]
-        if member is None:
-            raise Refused(f"{cls.__qualname__} has no member {items[0]!r}")
+        members = cls._member_map_  # type: ignore[attr-defined]
+
+        def member(items: tuple[object, ...]) -> object:
+            if len(items) != 1 or type(items[0]) is not str or items[0] not in members:
+                raise Refused(f"not a member of {cls.__qualname__}")
+            return members[items[0]]
+
         return member
-    values = tuple(map(_decode, items))
     if entry.kind == "tuple":
-        if len(values) != len(entry.fields):
-            raise Refused(f"{cls.__qualname__} has {len(entry.fields)} fields")
-        return tuple.__new__(cls, values)
-    if len(values) != len(entry.fields):
-        raise Refused(f"{cls.__qualname__} has {len(entry.fields)} fields")
+        return lambda items: tuple.__new__(cls, counted(items))
+    new = object.__new__
     # Built field by field, as a copy would be: neither `__init__` nor anything else of the class runs.
-    built: Any = object.__new__(cls)
     if entry.slots:
-        for name, field_value in zip(entry.fields, values):
-            object.__setattr__(built, name, field_value)
-    else:
-        built.__dict__.update(zip(entry.fields, values))
-    return built
+        def slotted(items: tuple[object, ...]) -> object:
+            built: Any = new(cls)
+            for name, field_value in zip(fields, counted(items)):
+                object.__setattr__(built, name, field_value)
+            return built
+
+        return slotted
+
+    def plain(items: tuple[object, ...]) -> object:
+        built: Any = new(cls)
+        built.__dict__.update(zip(fields, counted(items)))
+        return built
+
+    return plain
