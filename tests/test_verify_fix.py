@@ -253,3 +253,26 @@ def test_an_output_the_unfixed_code_does_not_reproduce_is_not_compared(verify_po
     assert result.exit_code == 0, result.output
     assert f"{'model.py::net':<52} {1:>6} {0:>5}  {'not compared':<12} TL101" in result.stdout
     assert "does not give its first output" in result.stdout
+
+
+@pytest.mark.dynamo
+def test_the_output_kept_between_the_runs_is_read_back_as_plain_data_only(tmp_path: Path) -> None:
+    """The file that holds the output before the fixes is read with `weights_only`: one
+    replaced by a pickle that runs a command is refused, and the command never runs."""
+    import torch
+
+    from torchlint.verify.worker import _against_original, _save_output
+
+    kept = tmp_path / "output.pt"
+    assert _save_output({"logits": torch.ones(2), "steps": 3}, str(kept)) is None
+    same, other = {"logits": torch.ones(2), "steps": 3}, {"logits": torch.zeros(2), "steps": 3}
+    assert _against_original(str(kept), same, other) == {"eager": True, "compiled": False}
+    marker = tmp_path / "payload-ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    torch.save(Payload(), kept)
+    refused = _against_original(str(kept), same, same)
+    assert "cannot load the output saved before the fixes" in refused["error"] and not marker.exists()

@@ -159,14 +159,19 @@ def _numpy_array(value) -> bool:
 def _outputs_match(expected, actual) -> bool:
     """Tensors and numpy arrays within tolerance, and every other leaf (a string, a number,
     None) equal."""
-    import torch
     from torch.utils._pytree import tree_flatten
 
     expected_leaves, expected_structure = tree_flatten(expected)
     actual_leaves, actual_structure = tree_flatten(actual)
-    if expected_structure != actual_structure:
+    return expected_structure == actual_structure and _leaves_match(expected_leaves, actual_leaves)
+
+
+def _leaves_match(expected: list, actual: list) -> bool:
+    import torch
+
+    if len(expected) != len(actual):
         return False
-    for want, got in zip(expected_leaves, actual_leaves):
+    for want, got in zip(expected, actual):
         try:
             if isinstance(want, torch.Tensor) or isinstance(got, torch.Tensor):
                 torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3, equal_nan=True)
@@ -178,6 +183,32 @@ def _outputs_match(expected, actual) -> bool:
         except (AssertionError, TypeError, ValueError, RuntimeError):
             return False
     return True
+
+
+def _kept_form(output) -> dict:
+    """An output as plain data that `torch.load(weights_only=True)` reads back: its
+    structure's text and its leaves (tensors on the CPU, numbers, strings). Any other object
+    is opaque: only its type is kept, and an output holding one matches nothing, as an
+    object without a value equality would not. A file kept on disk is never unpickled as
+    arbitrary objects."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    leaves, structure = tree_flatten(output)
+    opaque = False
+
+    def kept(leaf):
+        nonlocal opaque
+        if isinstance(leaf, torch.Tensor):
+            return leaf.detach().cpu()
+        if _numpy_array(leaf):
+            return torch.as_tensor(leaf)
+        if leaf is None or type(leaf) in (bool, int, float, str):
+            return leaf
+        opaque = True
+        return f"<{type(leaf).__module__}.{type(leaf).__qualname__}>"
+
+    return {"structure": str(structure), "leaves": [kept(leaf) for leaf in leaves], "opaque": opaque}
 
 
 def _break_json(brk) -> dict:
@@ -311,7 +342,7 @@ def _save_output(output, path: str) -> str | None:
     try:
         # Whole or not at all: a save that fails part way must not leave a file to compare with.
         with atomic_file(Path(path)) as stream:
-            torch.save(output, stream)
+            torch.save(_kept_form(output), stream)
     except Exception as error:  # noqa: BLE001 - an output that cannot be kept is not compared
         return f"{type(error).__name__}: {error}"
     return None
@@ -325,10 +356,21 @@ def _against_original(path: str, eager, compiled) -> dict:
     if not os.path.isfile(path):
         return {"error": "no output was saved before the fixes"}
     try:
-        original = torch.load(path, weights_only=False)
+        original = torch.load(path, weights_only=True)
     except Exception as error:  # noqa: BLE001 - reported, not compared
         return {"error": f"cannot load the output saved before the fixes: {type(error).__name__}: {error}"}
-    return {"eager": _outputs_match(original, eager), "compiled": _outputs_match(original, compiled)}
+    if not isinstance(original, dict) or set(original) != {"structure", "leaves", "opaque"}:
+        return {"error": "the output saved before the fixes is not one verify wrote"}
+
+    def matches(output) -> bool:
+        now = _kept_form(output)
+        return (
+            not (original["opaque"] or now["opaque"])
+            and now["structure"] == original["structure"]
+            and _leaves_match(original["leaves"], now["leaves"])
+        )
+
+    return {"eager": matches(eager), "compiled": matches(compiled)}
 
 
 # The settings of this process before any target file ran (a file may change Dynamo's config
