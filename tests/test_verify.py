@@ -570,3 +570,27 @@ def test_verify_runs_modules_in_the_profiles_mode(verify_pool, tmp_path, mode, b
     report = verify_json(verify_pool, "model.py", cwd=tmp_path, expect_exit=0)
     [target] = report["targets"]
     assert len(target["breaks"]) == breaks
+
+
+@needs_torch
+@pytest.mark.dynamo
+def test_a_target_name_that_is_not_declared_names_the_files_targets(verify_pool, tmp_path: Path) -> None:
+    write(
+        tmp_path / "targets.py",
+        """\
+        import torch
+
+
+        def net(x):
+            return x + 1
+
+
+        def torchlint_targets():
+            return {"net": (net, (torch.ones(2),)), "step": (net, (torch.ones(3),))}
+        """,
+    )
+    result = verify(verify_pool, "targets.py::nte", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "targets.py: no target `nte`; did you mean `net`? (its targets: net, step)" in result.stderr
+    assert "Traceback" not in result.stderr and "KeyError" not in result.stderr
+    assert verify(verify_pool, "targets.py::net", cwd=tmp_path).exit_code == 0

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from torchlint.settings.config import ConfigResolver, Settings
 from torchlint.report.diagnostic import Diagnostic
+from torchlint.report.paths import display_path
 from torchlint.files.discovery import discover
 from torchlint.analysis.engine import module_name
 from torchlint.settings.profile import dynamo_settings
@@ -54,6 +56,16 @@ def find_target_files(arguments: Sequence[str], resolver: ConfigResolver) -> lis
     return found
 
 
+def unknown_target(target_file: TargetFile, names: list[str]) -> str:
+    """`targets.py: no target `nope`; did you mean `net`? Its targets: net, step`."""
+    message = f"{display_path(str(target_file.path), Path.cwd())}: no target `{target_file.only}`"
+    close = difflib.get_close_matches(target_file.only or "", names, n=1)
+    if close:
+        message += f"; did you mean `{close[0]}`?"
+    listed = ", ".join(names) if names else "none"
+    return f"{message} (its targets: {listed})"
+
+
 # What a run adds to a target's request, given the target's key (`path::name`).
 Extra = Callable[[str], dict]
 
@@ -66,15 +78,12 @@ def _list_targets(
     failed: list[tuple[str, dict]] = []
     torch_version = None
     for target_file in files:
-        names = [target_file.only] if target_file.only else None
         try:
             with pool.worker() as worker:
                 torch_version = worker.torch_version
                 if options.device.startswith("cuda") and not worker.has_cuda:
                     raise VerifyError(f"--device {options.device} asked for, but torch {worker.torch_version} sees no CUDA device")
-                response = {"status": "ok", "names": names}
-                if names is None:
-                    response = worker.request({"op": "list", "path": str(target_file.path)}, options.timeout)
+                response = worker.request({"op": "list", "path": str(target_file.path)}, options.timeout)
         except WorkerFailed as failure:
             if torch_version is None:
                 raise VerifyError(f"cannot start a verify worker (is torch installed?): {failure}") from None
@@ -82,6 +91,10 @@ def _list_targets(
         if response["status"] != "ok":
             failed.append((f"{target_file.path}", response))
             continue
+        if target_file.only is not None:
+            if target_file.only not in response["names"]:
+                raise VerifyError(unknown_target(target_file, response["names"]))
+            response = {**response, "names": [target_file.only]}
         profile = dynamo_settings(resolver.for_path(target_file.path))
         for name in response["names"]:
             key = f"{target_file.path}::{name}"
