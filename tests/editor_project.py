@@ -58,9 +58,9 @@ def checked(project: Path, path: Path, text: str | None = None, *options: str) -
     return sorted((d["code"], d["location"]["row"], d["location"]["column"]) for d in json.loads(run.stdout))
 
 
-async def start_session(client, project: Path, registrations: list | None = None) -> None:
-    """Initialise pytest-lsp's ``client`` on ``project`` as VS Code would; the capabilities the
-    server registers go to ``registrations`` where given."""
+async def start_session(client, project: Path, registrations: list | None = None, capabilities=None) -> None:
+    """Initialise pytest-lsp's ``client`` on ``project`` as VS Code would (or with
+    ``capabilities``); the capabilities the server registers go to ``registrations`` where given."""
     from lsprotocol import types
     from pygls.uris import from_fs_path
     from pytest_lsp import client_capabilities
@@ -73,7 +73,7 @@ async def start_session(client, project: Path, registrations: list | None = None
     uri = from_fs_path(str(project))
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=capabilities if capabilities is not None else client_capabilities("visual-studio-code"),
             root_uri=uri,
             workspace_folders=[types.WorkspaceFolder(uri=uri, name="project")],
         )

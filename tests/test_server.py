@@ -104,6 +104,36 @@ async def _code_actions(
     )
 
 
+async def _opened_actions(client: LanguageClient, path: Path, code: str) -> list[types.CodeAction]:
+    """The code actions offered on the first ``code`` finding of ``path``, once opened."""
+    _open(client, path)
+    found = await _diagnostics(client, path, lambda found: bool(found))
+    shown = next(d for d in found if d.code == code)
+    return await _code_actions(client, path, shown.range, [shown])
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]))
+async def unversioned_client(lsp_client: LanguageClient, project: Path):
+    """A client that did not announce `workspace.workspaceEdit.documentChanges`."""
+    from pytest_lsp import client_capabilities
+
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.workspace.workspace_edit.document_changes = False
+    await start_session(lsp_client, project, capabilities=capabilities)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_client_without_document_changes_gets_plain_changes(unversioned_client: LanguageClient, project: Path):
+    model = project / "pkg" / "model.py"
+    offered = await _opened_actions(unversioned_client, model, "TL101")
+    assert offered and all(action.edit.document_changes is None and list(action.edit.changes) == [_uri(model)] for action in offered)
+    noqa = next(action for action in offered if "noqa" in action.title)
+    fixed = _apply(model.read_text(), action_edits := noqa.edit.changes[_uri(model)])
+    assert action_edits and "# noqa: TL101" in fixed
+
+
 def _edits(action: types.CodeAction) -> list[types.TextEdit]:
     assert action.edit is not None and action.edit.document_changes
     return [edit for change in action.edit.document_changes for edit in change.edits]
@@ -150,10 +180,7 @@ def _check_with_buffer(project: Path, edited: Path, text: str, reported: Path) -
 @pytest.mark.asyncio
 async def test_quick_fixes_noqa_and_fix_all_apply_and_clear_their_findings(client: LanguageClient, project: Path):
     model = project / "pkg" / "model.py"
-    _open(client, model)
-    found = await _diagnostics(client, model, lambda found: bool(found))
-    graph_break = next(d for d in found if d.code == "TL505")
-    result = await _code_actions(client, model, graph_break.range, [graph_break])
+    result = await _opened_actions(client, model, "TL505")
     titles = [action.title for action in result]
     fix = next(action for action in result if action.kind == types.CodeActionKind.QuickFix and "noqa" not in action.title)
     assert fix.is_preferred, titles

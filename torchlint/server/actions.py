@@ -7,6 +7,8 @@ offered.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lsprotocol import types
 
 from torchlint.fix.fix_edits import splice
@@ -25,18 +27,30 @@ def _keeps_compiling(text: str, new: str, uri: str) -> bool:
     return compile_error(new, uri) is None or compile_error(text, uri) is not None
 
 
-def _workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+@dataclass(frozen=True)
+class Target:
+    """The document an action edits, and the form of edit its client takes."""
+
+    uri: str
+    version: int | None
+    # the client announced `workspace.workspaceEdit.documentChanges`: edits name the version
+    document_changes: bool
+
+
+def _workspace_edit(target: Target, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    if not target.document_changes:
+        return types.WorkspaceEdit(changes={target.uri: edits})
+    document = types.OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=target.version)
     return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=document, edits=edits)])
 
 
 def quick_fix(
-    diagnostic: Diagnostic, shown: types.Diagnostic, text: str, positions: Positions, uri: str, version: int | None
+    diagnostic: Diagnostic, shown: types.Diagnostic, text: str, positions: Positions, target: Target
 ) -> types.CodeAction | None:
     fix = diagnostic.fix
     if fix is None or fix.applicability is Applicability.DISPLAY_ONLY or not fix.edits:
         return None
-    if not _keeps_compiling(text, splice(text, fix.edits), uri):
+    if not _keeps_compiling(text, splice(text, fix.edits), target.uri):
         return None
     safe = fix.applicability is Applicability.SAFE
     title = f"{diagnostic.code}: {fix.message}" + ("" if safe else " (unsafe fix)")
@@ -45,7 +59,7 @@ def quick_fix(
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[shown],
         is_preferred=safe,
-        edit=_workspace_edit(uri, version, [text_edit(edit, positions) for edit in fix.edits]),
+        edit=_workspace_edit(target, [text_edit(edit, positions) for edit in fix.edits]),
     )
 
 
@@ -68,16 +82,16 @@ def noqa_edit(diagnostic: Diagnostic, lines: list[str]) -> Edit | None:
 
 
 def noqa_action(
-    diagnostic: Diagnostic, shown: types.Diagnostic, text: str, positions: Positions, uri: str, version: int | None
+    diagnostic: Diagnostic, shown: types.Diagnostic, text: str, positions: Positions, target: Target
 ) -> types.CodeAction | None:
     edit = noqa_edit(diagnostic, list(positions.lines))
-    if edit is None or not _keeps_compiling(text, splice(text, [edit]), uri):
+    if edit is None or not _keeps_compiling(text, splice(text, [edit]), target.uri):
         return None
     return types.CodeAction(
         title=f"{diagnostic.code}: add `# noqa: {diagnostic.code}`",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[shown],
-        edit=_workspace_edit(uri, version, [text_edit(edit, positions)]),
+        edit=_workspace_edit(target, [text_edit(edit, positions)]),
     )
 
 
@@ -88,9 +102,9 @@ def fixed_text(project: LiveProject, path: str, text: str) -> str | None:
     return result.text if result.fixed and result.text != text else None
 
 
-def fix_all_action(uri: str, version: int | None, new: str, positions: Positions) -> types.CodeAction:
+def fix_all_action(target: Target, new: str, positions: Positions) -> types.CodeAction:
     return types.CodeAction(
         title="torchlint: fix all safe fixes",
         kind=FIX_ALL,
-        edit=_workspace_edit(uri, version, [whole_text_edit(new, positions)]),
+        edit=_workspace_edit(target, [whole_text_edit(new, positions)]),
     )

@@ -116,6 +116,14 @@ class TorchlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=shown)
         )
 
+    @property
+    def takes_document_changes(self) -> bool:
+        """Whether the client announced versioned edits (`workspace.workspaceEdit.documentChanges`);
+        one that did not takes plain `changes` only."""
+        workspace = self.client_capabilities.workspace
+        edit = workspace.workspace_edit if workspace is not None else None
+        return bool(edit is not None and edit.document_changes)
+
     def _progress(self, title: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
         """Callbacks for the lint thread that show a project's first read as work-done
         progress, where the client takes it."""
@@ -313,23 +321,25 @@ async def _code_action(ls: TorchlintServer, params: types.CodeActionParams) -> l
     if published is None:
         return []
     wanted = params.context.only
+    target = actions.Target(uri, published.version, ls.takes_document_changes)
     found: list[types.CodeAction] = []
     if not wanted or any(types.CodeActionKind.QuickFix.startswith(kind) or kind.startswith(types.CodeActionKind.QuickFix) for kind in wanted):
         for diagnostic, shown in published.findings:
             if not overlaps(shown, params.range):
                 continue
             for make in (actions.quick_fix, actions.noqa_action):
-                action = make(diagnostic, shown, published.text, published.positions, uri, published.version)
+                action = make(diagnostic, shown, published.text, published.positions, target)
                 if action is not None:
                     found.append(action)
     if wanted and any(actions.FIX_ALL.startswith(kind) for kind in wanted):
-        action = await _fix_all(ls, uri, published)
+        action = await _fix_all(ls, target, published)
         if action is not None:
             found.append(action)
     return found
 
 
-async def _fix_all(ls: TorchlintServer, uri: str, published: Published) -> types.CodeAction | None:
+async def _fix_all(ls: TorchlintServer, target: actions.Target, published: Published) -> types.CodeAction | None:
+    uri = target.uri
     path = _path(uri)
     if path is None or ls.lint is None or not any(d.fix_applies(False) for d, _ in published.findings):
         return None
@@ -337,7 +347,7 @@ async def _fix_all(ls: TorchlintServer, uri: str, published: Published) -> types
     new = await asyncio.wrap_future(ls.lint.submit(lambda workspace: actions.fixed_text(workspace.project_of(path), path, text)))
     if new is None or ls.current(uri) is not published:
         return None  # nothing to do, or the text changed meanwhile
-    return actions.fix_all_action(uri, published.version, new, published.positions)
+    return actions.fix_all_action(target, new, published.positions)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
