@@ -111,6 +111,11 @@ def test_statistics(project: Path) -> None:
     result = run("--statistics", "pkg", cwd=project)
     assert result.returncode == 1
     assert result.stdout.decode().split() == ["2", "TL101", "print-in-compiled-code"]
+    # Fixable once unsafe fixes are on: marked as ruff marks it.
+    unsafe = run("--statistics", "--unsafe-fixes", "pkg", cwd=project)
+    assert unsafe.stdout.decode() == "2\tTL101\t[*] print-in-compiled-code\n"
+    as_json = json.loads(run("--statistics", "--unsafe-fixes", "--output-format", "json", "pkg", cwd=project).stdout)
+    assert as_json == [{"code": "TL101", "name": "print-in-compiled-code", "count": 2, "fixable": True}]
 
 
 def test_stdin_for_editors(project: Path) -> None:
@@ -215,8 +220,11 @@ def test_rules_and_rule_pages(project: Path) -> None:
     assert {"code": "TL101", "gb_ids": ["GB0059"]}.items() <= next(r for r in table if r["code"] == "TL101").items()
     page = run("rule", "tl101", cwd=project)
     assert page.returncode == 0 and page.stdout.decode().startswith("# TL101")
+    assert run("rule", "print-in-compiled-code", cwd=project).stdout == page.stdout
     unknown = run("rule", "TL999", cwd=project)
-    assert unknown.returncode == 2 and b"unknown rule code" in unknown.stderr
+    assert unknown.returncode == 2 and b"unknown rule `TL999`" in unknown.stderr
+    typo = run("rule", "print-in-compiled-cod", cwd=project)
+    assert typo.returncode == 2 and b"did you mean `TL101` (print-in-compiled-code)?" in typo.stderr
 
 
 def test_version(project: Path) -> None:

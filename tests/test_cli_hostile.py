@@ -355,7 +355,7 @@ def test_a_configuration_nested_too_deeply_is_invalid_toml(project: Path, name: 
     (project / name).write_text(text)
     result = run_in_process("check", *(["--config", name] if option else []), "net.py", cwd=project)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"error: {project / name}: invalid TOML: nested too deeply"
+    assert result.stderr.strip() == f"error: {project / name}: invalid TOML: nested too deeply\n1 configuration error."
 
 
 @pytest.mark.parametrize(
@@ -373,7 +373,7 @@ def test_a_configuration_with_odd_contents_is_read_or_named(project: Path, text:
         assert result.returncode == 1 and FINDING in result.stdout, result.stderr
     else:
         assert result.returncode == 2
-        assert result.stderr.strip() == f"error: {project / name}: {message}"
+        assert result.stderr.strip() == f"error: {project / name}: {message}\n1 configuration error."
 
 
 def _run_briefly(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -393,7 +393,7 @@ def test_a_named_configuration_that_is_no_file_says_what_it_is(project: Path, ma
     make(project / "odd.toml")
     result = _run_briefly("check", "--config", "odd.toml", "net.py", cwd=project)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"error: {project / 'odd.toml'}: cannot read configuration: {message}"
+    assert result.stderr.strip() == f"error: {project / 'odd.toml'}: cannot read configuration: {message}\n1 configuration error."
 
 
 def test_an_unreadable_configuration_says_why(project: Path) -> None:
@@ -405,7 +405,7 @@ def test_an_unreadable_configuration_says_why(project: Path) -> None:
         cwd=project, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 2
-    assert result.stderr.strip() == f"error: {config}: cannot read configuration: permission denied"
+    assert result.stderr.strip() == f"error: {config}: cannot read configuration: permission denied\n1 configuration error."
 
 
 @pytest.mark.parametrize("pipe", ["pyproject.toml", "torchlint.toml", "pkg/.gitignore", ".git/info/exclude"])

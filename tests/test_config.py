@@ -47,7 +47,7 @@ def test_explicit_config_applies_everywhere(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('[tool.torchlint]\nselct = ["TL1"]\n', "unknown key `selct`"),
+        ('[tool.torchlint]\nselct = ["TL1"]\n', "unknown key `selct`; did you mean `select`?"),
         ('[tool.torchlint]\nselect = "TL1"\n', "`select` must be a list of strings"),
         ("[tool.torchlint]\nrespect-gitignore = 1\n", "`respect-gitignore` must be true or false"),
         ('[tool.torchlint]\ntarget-torch = "latest"\n', "`target-torch` must be a version"),

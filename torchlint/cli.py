@@ -206,7 +206,13 @@ def check(
             finally:
                 if progress is not None:
                     progress.finish()
-    except (ConfigError, SelectorError) as error:
+    except ConfigError as error:
+        # Nothing was checked: the summary says why, as it counts a setting the code contradicts.
+        click.echo(f"error: {error}", err=True)
+        if not quiet:
+            click.echo("1 configuration error.", err=True)
+        sys.exit(EXIT_ERROR)
+    except SelectorError as error:
         _fail(str(error))
         return
 
@@ -220,7 +226,7 @@ def check(
         diagnostics = []  # nothing but the count is reported
     else:
         if statistics:
-            report = _statistics(diagnostics, output_format)
+            report = _statistics(diagnostics, output_format, unsafe)
         else:
             # SARIF's rule table lists every rule, as ruff's does, so results index into one table.
             context = ReportContext(cwd, run.sources, all_rules(), __version__, unsafe_fixes=unsafe, colour=colour)
@@ -420,16 +426,23 @@ def _as_json(value: object) -> str:
     return json.dumps(value, indent=2) + "\n"
 
 
-def _statistics(diagnostics, output_format: str) -> str:
+def _statistics(diagnostics, output_format: str, unsafe: bool) -> str:
+    """A count per code, most first; as ruff does, `[*]` marks a code `--fix` would fix
+    (with the unsafe fixes where they are on) once any code is fixable."""
     counts = Counter(d.code for d in diagnostics)
+    fixable = {d.code for d in diagnostics if d.fix_applies(unsafe)}
     rows = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = rule_by_code(code)
-        rows.append({"code": code, "name": rule.name if rule else "", "count": count})
+        rows.append({"code": code, "name": rule.name if rule else "", "count": count, "fixable": code in fixable})
     if output_format == "json":
         return _as_json(rows)
     width = max((len(str(row["count"])) for row in rows), default=1)
-    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{row['name']}\n" for row in rows)
+
+    def mark(row: dict) -> str:
+        return ("[*] " if row["fixable"] else "[ ] ") if fixable else ""
+
+    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{mark(row)}{row['name']}\n" for row in rows)
 
 
 def _show_files(paths, resolver: ConfigResolver, force_exclude: bool, cwd: Path) -> None:
@@ -519,12 +532,17 @@ def list_rules(output_format: str) -> None:
 @cli.command("rule")
 @click.argument("code")
 def show_rule(code: str) -> None:
-    """Print the documentation page of rule CODE (for example TL101)."""
+    """Print the documentation page of rule CODE or name (TL101, print-in-compiled-code)."""
+    import difflib
+
     from torchlint.pages import page_text
 
-    rule = rule_by_code(code)
+    by_name = {rule.name: rule for rule in all_rules()}
+    rule = rule_by_code(code) or by_name.get(code.lower())
     if rule is None:
-        _fail(f"unknown rule code `{code}`; `torchlint rules` lists them")
+        close = difflib.get_close_matches(code.lower(), list(by_name), n=1)
+        hint = f"; did you mean `{by_name[close[0]].code}` ({close[0]})?" if close else ""
+        _fail(f"unknown rule `{code}`{hint} `torchlint rules` lists them")
         return
     click.echo(page_text(rule), nl=False)
 

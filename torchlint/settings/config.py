@@ -7,6 +7,8 @@ only if it has a `[tool.torchlint]` table). `--config` names one file for all.
 
 from __future__ import annotations
 
+import difflib
+
 import os
 import re
 import sys
@@ -206,8 +208,10 @@ def settings_from_table(table: dict[str, Any], root: Path, where: str, path: Pat
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in _KEYS:
+            close = difflib.get_close_matches(key, list(_KEYS), n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
             known = ", ".join(sorted(_KEYS))
-            raise ConfigError(f"{where}: unknown key `{key}` (known keys: {known})")
+            raise ConfigError(f"{where}: unknown key `{key}`{hint} (known keys: {known})")
         attribute, parse = _KEYS[key]
         values[attribute] = parse(value, key, where)
     _validate_selectors(values, where)
