@@ -76,8 +76,8 @@ def test_fix_guards_each_print_and_a_second_run_changes_nothing(model: Path) -> 
     fixed = torchlint("model.py", "--fix", "--unsafe-fixes", "--show-fixes", cwd=model.parent)
     assert model.read_text() == GUARDED
     assert fixed.returncode == 0, fixed.stderr
-    assert "2 × TL101 (print-in-compiled-code)" in fixed.stderr
-    assert "Found 2 findings (2 fixed, 0 remaining)." in fixed.stderr
+    assert "2 × TL101 (print-in-compiled-code)" in fixed.stderr and "1 × TL601 (break-in-loop)" in fixed.stderr
+    assert "Found 3 findings (3 fixed, 0 remaining)." in fixed.stderr
     again = torchlint("model.py", "--fix", "--unsafe-fixes", cwd=model.parent)
     assert again.returncode == 0 and model.read_text() == GUARDED
     compile(model.read_text(), "model.py", "exec")
@@ -88,17 +88,54 @@ def test_diff_prints_the_fixes_and_writes_nothing(model: Path) -> None:
     assert result.returncode == 1
     assert result.stdout.startswith("--- model.py\n+++ model.py\n")
     assert "+        if not torch.compiler.is_compiling():\n" in result.stdout
-    assert "Would fix 2 findings." in result.stderr
+    assert "Would fix 3 findings." in result.stderr
     assert model.read_text() == MODEL
     model.write_text(GUARDED)
     clean = torchlint("model.py", "--diff", "--unsafe-fixes", cwd=model.parent)
     assert clean.returncode == 0 and clean.stdout == ""
 
 
+LOOP_OVER_A_BREAKING_HELPER = """\
+import torch
+
+
+def helper(x):
+    print(x)
+    return x * 2
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        for blk in self.blocks:
+            x = helper(blk(x))
+        print(x.shape)
+        return x
+"""
+
+
+def test_a_finding_another_fix_removes_counts_as_fixed_in_every_summary(project: Path) -> None:
+    """Guarding the helper's print removes the loop's TL601 too, though no fix of its own was
+    applied: four findings, four fixed, in `--fix`, `--diff`, `--show-fixes` and stdin alike."""
+    write(project, {"model.py": LOOP_OVER_A_BREAKING_HELPER})
+    before = torchlint("model.py", cwd=project)
+    assert sorted(line.split()[1] for line in before.stdout.splitlines()) == ["TL101", "TL101", "TL601"]
+    diff = torchlint("model.py", "--diff", "--unsafe-fixes", cwd=project)
+    assert "Would fix 3 findings." in diff.stderr
+    stdin = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", "--diff", "--unsafe-fixes", "--stdin-filename", "model.py", "-"],
+        cwd=project, input=LOOP_OVER_A_BREAKING_HELPER, capture_output=True, text=True, timeout=120,
+    )
+    assert "Would fix 3 findings." in stdin.stderr
+    fixed = torchlint("model.py", "--fix", "--unsafe-fixes", "--show-fixes", cwd=project)
+    assert "1 × TL601 (break-in-loop)" in fixed.stderr and "2 × TL101 (print-in-compiled-code)" in fixed.stderr
+    assert "Found 3 findings (3 fixed, 0 remaining)." in fixed.stderr
+    assert torchlint("model.py", cwd=project).returncode == 0
+
+
 def test_fix_only_reports_nothing_but_the_count(model: Path) -> None:
     result = torchlint("model.py", "--fix-only", "--unsafe-fixes", cwd=model.parent)
     assert result.returncode == 0 and result.stdout == ""
-    assert result.stderr.strip() == "Fixed 2 findings."
+    assert result.stderr.strip() == "Fixed 3 findings."
     assert model.read_text() == GUARDED
 
 
@@ -427,7 +464,7 @@ def test_a_buffer_from_stdin_comes_back_fixed_on_stdout(project: Path) -> None:
     fixed = subprocess.run([*command, "--fix", "--unsafe-fixes"], input=MODEL.encode(), cwd=project,
                            capture_output=True, env=environment, timeout=120)
     assert fixed.returncode == 0 and fixed.stdout.decode() == GUARDED
-    assert fixed.stderr.decode().strip() == "Fixed 2 findings, 0 remaining."
+    assert fixed.stderr.decode().strip() == "Fixed 3 findings, 0 remaining."
     # Without --unsafe-fixes nothing is applied: the buffer comes back as it was, the findings on stderr.
     kept = subprocess.run([*command, "--fix"], input=MODEL.encode(), cwd=project,
                           capture_output=True, env=environment, timeout=120)

@@ -362,7 +362,7 @@ def _fix_stdin(filename: str | None, resolver: ConfigResolver, unsafe: bool, dif
     else:
         sys.stdout.buffer.write(encode_source(result.text, data))
         sys.stdout.flush()
-    fixed = len(result.fixed)
+    fixed = sum(result.removed.values())
     left = [] if diff else result.left
     _echo_errors(errors, cwd)
     if left:

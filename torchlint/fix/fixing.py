@@ -60,6 +60,16 @@ def one_pass(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool, path: s
     return new, done, None
 
 
+def removed_by_fixes(first: Sequence[Diagnostic], left: Sequence[Diagnostic], before: str, after: str) -> Counter:
+    """The findings of ``before`` that ``after``, the text with the fixes made, no longer has,
+    by code: each finding a fix removed, those whose fix was applied and those another fix
+    made go (a break fixed in a helper ends the loop's finding over it)."""
+    where = original_line(before, after) if before != after else (lambda row: row)
+    still = Counter((where(d.location.row), d.code) for d in left)
+    gone = Counter((d.location.row, d.code) for d in first) - still
+    return Counter(code for (_, code), count in gone.items() for _ in range(count))
+
+
 @dataclass
 class FixedText:
     text: str
@@ -69,19 +79,24 @@ class FixedText:
     # why the last pass was dropped, if it was
     problem: str | None
     passes: int
+    # the findings the fixes removed, by code (`removed_by_fixes`)
+    removed: Counter = field(default_factory=Counter)
 
 
 def fix_text(text: str, check: Callable[[str], list[Diagnostic]], unsafe: bool, path: str) -> FixedText:
     """One text (a buffer, a page's Example) fixed pass after pass, ``check`` finding what
     each pass starts from."""
     fixed: list[Diagnostic] = []
+    original, first = text, None
     for passes in range(MAX_PASSES):
         found = check(text)
+        first = found if first is None else first
         new, done, problem = one_pass(text, found, unsafe, path)
         if not done:
-            return FixedText(text, fixed, found, problem, passes)
+            return FixedText(text, fixed, found, problem, passes, removed_by_fixes(first, found, original, text))
         text, fixed = new, fixed + done
-    return FixedText(text, fixed, check(text), None, MAX_PASSES)
+    left = check(text)
+    return FixedText(text, fixed, left, None, MAX_PASSES, removed_by_fixes(first or [], left, original, text))
 
 
 @dataclass
@@ -119,7 +134,6 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
     texts: dict[str, str] = {}
     # path -> (the bytes checked, their text) of each file a fix is made in
     originals: dict[str, tuple[bytes, str]] = {}
-    fixed: dict[str, Counter] = {}
     applied: dict[str, list[tuple[int, str]]] = {}
     errors: list[FileError] = []
     refused: set[str] = set()
@@ -146,8 +160,6 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
             if not done:
                 continue
             texts[path] = new
-            counts = fixed.setdefault(path, Counter())
-            counts.update(d.code for d in done)
             where = original_line(originals[path][1], current)
             applied.setdefault(path, []).extend((where(d.location.row), d.code) for d in done)
             progress = True
@@ -156,6 +168,14 @@ def _fix(check_texts: Callable[[dict[str, str]], CheckRun], unsafe: bool, write:
     else:
         check = check_texts(texts)
     changed = {path: (originals[path][1], text) for path, text in texts.items()}
+    # Counted by what the fixes removed, whichever fix removed it, in every file.
+    fixed: dict[str, Counter] = {}
+    for result in check.results:
+        first = found_first.get(result.path)
+        before, after = changed.get(result.path, ("", ""))
+        removed = removed_by_fixes(first.diagnostics, result.diagnostics, before, after) if first is not None else Counter()
+        if removed:
+            fixed[result.path] = removed
     run = FixRun(check, fixed, changed, errors, applied)
     # A file saved while it was checked: its findings are of a text it no longer holds.
     saved_meanwhile = {error.path for error in errors if error.message == CHANGED_WHILE_CHECKED}
