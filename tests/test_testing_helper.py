@@ -192,6 +192,33 @@ def test_pytest_fixture(pytester):
     result.stdout.fnmatch_lines(["*GraphBreakError: 1 graph break under torch.compile:", "*test_model.py:9:5: TL101 *"])
 
 
+@pytest.mark.dynamo
+@pytest.mark.usefixtures("torch")
+def test_a_failure_shows_the_breaks_not_torchs_trace_log(pytester):
+    """Run as a user's suite runs, in a process of its own with pytest's log capture on: the
+    failure names the break and its code, and none of torch's structured-trace debug records."""
+    pytester.makepyfile(
+        test_model="""
+        import torch
+
+        from torchlint.testing import assert_no_graph_breaks
+
+
+        def noisy(x):
+            print("noisy")
+            return x + 1
+
+
+        def test_noisy():
+            assert_no_graph_breaks(noisy, torch.ones(2))
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_model.py:7:5: TL101 *"])
+    assert "torch.__trace" not in result.stdout.str()
+
+
 COUNTERS = """
 import torch
 

@@ -49,6 +49,7 @@ _UNDER_CONTEXT = "Graph break under "
 # Sections of a log record that follow the reason.
 _REASON_END = ("\nStack variable source attribution:", "\nUser code traceback:")
 _GRAPH_BREAK_ARTIFACT = "__graph_breaks"
+_TRACE_LOGGER = "torch.__trace"
 _KNOWN_GRAPH_BREAK_LOGGERS = (
     "torch._dynamo.symbolic_convert.__graph_breaks",
     "torch._dynamo.convert_frame.__graph_breaks",
@@ -337,11 +338,17 @@ def _capturing_graph_breaks() -> Iterator[_Collector]:
     """
     collector = _Collector()
     loggers = _graph_break_loggers()
-    saved = [(logger, logger.level, logger.propagate) for logger in loggers]
+    # torch's structured trace (`torch.__trace`) logs every frame at DEBUG, and with no
+    # TORCH_TRACE asked for, to handlers copied from the root logger: a test's log capture
+    # would print hundreds of its lines under a failure. Off unless TORCH_TRACE asks for it.
+    trace = logging.getLogger(_TRACE_LOGGER)
+    saved = [(logger, logger.level, logger.propagate) for logger in (*loggers, trace)]
     for logger in loggers:
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
         logger.addHandler(collector)
+    if not os.environ.get("TORCH_TRACE"):
+        trace.setLevel(logging.WARNING)
     try:
         yield collector
     finally:
@@ -415,9 +422,9 @@ def compile_and_collect(
     """Run ``fn`` once under a default ``torch.compile``: every graph break, and the output."""
     import torch
 
-    torch._dynamo.reset()
-    before = _counter_snapshot()
     with _capturing_graph_breaks() as collector:
+        torch._dynamo.reset()
+        before = _counter_snapshot()
         output = torch.compile(_original(fn), **_compile_options(backend, mode))(*args, **(kwargs or {}))
     logged = [entry for entry in map(_parse_record, collector.records) if entry is not None]
     breaks = _locate(logged)
