@@ -276,3 +276,16 @@ def test_the_output_kept_between_the_runs_is_read_back_as_plain_data_only(tmp_pa
     torch.save(Payload(), kept)
     refused = _against_original(str(kept), same, same)
     assert "cannot load the output saved before the fixes" in refused["error"] and not marker.exists()
+
+
+@pytest.mark.dynamo
+def test_progress_names_the_users_files_not_their_copies(verify_pool, tmp_path: Path) -> None:
+    from torchlint.verify.fix_run import verify_fix as fix_and_verify
+    from torchlint.verify.run import VerifyOptions
+
+    targets = package_project(tmp_path / "project")
+    seen: list[str] = []
+    report = fix_and_verify([str(targets)], ConfigResolver(cwd=tmp_path), VerifyOptions(), True,
+                            lambda done, total, key: seen.append(key), verify_pool)
+    assert report.targets and len(seen) == 2 * len(report.targets)  # before the fixes and after
+    assert all(key.rpartition("::")[0] == str(targets) for key in seen), seen

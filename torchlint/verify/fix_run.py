@@ -211,8 +211,10 @@ def _run_fixed(
     folders = [*copy.import_path, *{str(f.path.parent): None for f in before.files}, os.getcwd()]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*folders, env.get("PYTHONPATH")]))
     command = [sys.executable, "-P", "-m", "torchlint.verify.worker"]
+    # Progress names the user's files, not their copies.
+    shown = (lambda done, total, key: on_progress(done, total, original_key(key))) if on_progress is not None else None
     with WorkerPool(pool.size, env=env, command=command) as fresh:
-        runs = run_targets(arguments, resolver, options, fresh, on_progress, extra=extra)
+        runs = run_targets(arguments, resolver, options, fresh, shown, extra=extra)
     return {original_key(key): _to_originals(response, copy) for key, response in runs.results}
 
 
