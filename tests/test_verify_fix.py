@@ -289,3 +289,27 @@ def test_progress_names_the_users_files_not_their_copies(verify_pool, tmp_path: 
                             lambda done, total, key: seen.append(key), verify_pool)
     assert report.targets and len(seen) == 2 * len(report.targets)  # before the fixes and after
     assert all(key.rpartition("::")[0] == str(targets) for key in seen), seen
+
+
+@pytest.mark.dynamo
+def test_breaks_before_the_fixes_count_each_site_once_as_plain_verify_does(verify_pool, tmp_path: Path) -> None:
+    """Two targets that meet the same print: two rows of one break, one break in all, in both
+    reports."""
+    write(tmp_path / "net.py", PRINTING_NET)
+    write(tmp_path / "net_targets.py", """\
+        import torch
+        from net import Net
+
+
+        def torchlint_targets():
+            return {"small": (Net(), (torch.ones(2),)), "large": (Net(), (torch.ones(8),))}
+        """)
+    fixed = verify_fix(verify_pool, "--unsafe-fixes", "net_targets.py", cwd=tmp_path)
+    assert "total: 2 targets, 1 break before the fixes, 0 after" in fixed.stdout, fixed.stdout
+    before = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        plain = CliRunner().invoke(cli, ["verify", "-q", "net_targets.py"], obj={"verify_pool": verify_pool})
+    finally:
+        os.chdir(before)
+    assert "overall: 1 break, " in plain.stdout, plain.stdout

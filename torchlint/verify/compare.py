@@ -191,7 +191,9 @@ class Comparison:
         return not self.false_positives and not self.misses and not self.annotations
 
 
-def _break_key(brk: dict) -> tuple:
+def break_key(brk: dict) -> tuple:
+    """What makes a break one break wherever it is counted: the same site met by several
+    targets (or several calls) is one."""
     return (brk["file"], brk["line"], brk["gb_type"])
 
 
@@ -245,9 +247,9 @@ def compare(
             # belongs to the family of the rule that names it.
             codes = [d.code for d in sorted(findings, key=lambda d: bool(d.related)) if _matches(d, brk)]
             target.breaks.append((brk, codes))
-            all_breaks.setdefault(_break_key(brk), brk)
+            all_breaks.setdefault(break_key(brk), brk)
             if codes:
-                covered[_break_key(brk)] = {**brk, "matched_by": codes}
+                covered[break_key(brk)] = {**brk, "matched_by": codes}
         for finding in findings:
             hit = _matches_a_break(finding, breaks)
             target.findings.append((finding, hit))

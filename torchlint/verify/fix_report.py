@@ -7,6 +7,7 @@ from pathlib import Path
 
 from torchlint.wording import counted
 from torchlint.report.paths import display_path
+from torchlint.verify.compare import break_key
 from torchlint.verify.fix_run import CHANGED, FixReport, TargetFix
 from torchlint.verify.report import settings_line, target_label
 
@@ -20,8 +21,11 @@ def _removed(before: int, after: int) -> str:
 
 
 def totals(report: FixReport) -> dict:
-    before = sum(len(t.before.get("breaks", [])) for t in report.targets if t.ok_before)
-    after = sum(len(t.breaks_counted_after) for t in report.targets if t.ok_before)
+    # Distinct breaks, as plain verify's overall line counts them: a site several targets
+    # meet is one break (the rows count each target's own).
+    compared = [t for t in report.targets if t.ok_before]
+    before = len({break_key(b) for t in compared for b in t.before.get("breaks", [])})
+    after = len({break_key(b) for t in compared for b in t.breaks_counted_after})
     return {
         "targets": len(report.targets),
         "breaks_before": before,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from torchlint.report.paths import display_path
+from torchlint.wording import counted
 from torchlint.verify.compare import Comparison, family_of, rule_for_gb_type
 
 
@@ -145,7 +146,7 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
     summary = _summary(comparison)
     lines += [
         "",
-        f"overall: {summary['breaks']} breaks, {summary['findings']} findings, {summary['matched']} matched, "
+        f"overall: {counted(summary['breaks'], 'break')}, {counted(summary['findings'], 'finding')}, {summary['matched']} matched, "
         f"{summary['false_positives']} false positives, {summary['misses']} missed; "
         f"precision {ratio_text(summary['precision'])}, recall {ratio_text(summary['recall'])}",
     ]
