@@ -594,3 +594,35 @@ def test_a_target_name_that_is_not_declared_names_the_files_targets(verify_pool,
     assert "targets.py: no target `nte`; did you mean `net`? (its targets: net, step)" in result.stderr
     assert "Traceback" not in result.stderr and "KeyError" not in result.stderr
     assert verify(verify_pool, "targets.py::net", cwd=tmp_path).exit_code == 0
+
+
+@needs_torch
+@pytest.mark.dynamo
+def test_random_draws_match_and_a_clock_reads_as_nondeterministic(verify_pool, tmp_path: Path) -> None:
+    write(
+        tmp_path / "noisy.py",
+        """\
+        import random
+        import time
+
+        import torch
+
+
+        def drop(x):
+            return torch.nn.functional.dropout(x, 0.5, training=True) + torch.randn_like(x) + random.random()
+
+
+        def clocked(x):
+            return x * (time.perf_counter_ns() % 997)
+
+
+        def torchlint_targets():
+            return {"drop": (drop, (torch.ones(64),)), "clocked": (clocked, (torch.ones(4),))}
+        """,
+    )
+    result = verify(verify_pool, "--output-format", "json", "noisy.py", cwd=tmp_path)
+    by_name = {target["id"].rpartition("::")[2]: target for target in json.loads(result.stdout)["targets"]}
+    assert by_name["drop"]["outputs_match"] is True and by_name["drop"]["nondeterministic"] is None
+    assert by_name["clocked"]["outputs_match"] is False and by_name["clocked"]["nondeterministic"] is True
+    text = verify(verify_pool, "noisy.py", cwd=tmp_path).stdout
+    assert "outputs differ from eager (so does eager run again: nondeterministic)" in text

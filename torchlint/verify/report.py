@@ -79,6 +79,7 @@ def as_json(comparison: Comparison, settings: dict) -> dict:
                 "seconds": response.get("seconds"),
                 "fullgraph": response.get("fullgraph"),
                 "outputs_match": response.get("outputs_match"),
+                "nondeterministic": response.get("nondeterministic"),
                 "breaks": [{**brk, "matched_by": codes} for brk, codes in target.breaks],
                 "findings": [_finding_json(d, hit) for d, hit in target.findings],
             }
@@ -136,7 +137,9 @@ def as_text(comparison: Comparison, settings: dict, cwd: Path) -> str:
         fullgraph = target.response.get("fullgraph") or {}
         verdict = "compiles" if fullgraph.get("ok") else f"fails ({fullgraph.get('error')})"
         if target.response.get("outputs_match") is False:
-            verdict += ", outputs differ from eager"
+            verdict += ", outputs differ from eager" + (
+                " (so does eager run again: nondeterministic)" if target.response.get("nondeterministic") else ""
+            )
         missed = sum(1 for _, codes in target.breaks if not codes)
         hits = sum(1 for _, hit in target.findings if hit)
         fps = len(target.findings) - hits

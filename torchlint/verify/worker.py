@@ -303,6 +303,15 @@ def _own_copy(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return tree_map(copy, args), tree_map(copy, kwargs)
 
 
+def _eager_again(fn, args: tuple, kwargs: dict):
+    _seed_everything()
+    try:
+        copied_args, copied_kwargs = _own_copy(args, kwargs)
+        return fn(*copied_args, **copied_kwargs)
+    except Exception as error:  # noqa: BLE001 - a second run that fails differs from the first
+        return error
+
+
 def run_target(request: dict) -> dict:
     from torchlint.verify.breaks import compile_and_collect, fullgraph_compiles
 
@@ -314,16 +323,23 @@ def run_target(request: dict) -> dict:
     # comparable outputs.
     _seed_everything()
     expected, executed, spans = _executed_lines(fn, *_own_copy(args, kwargs))
-    with _compile_profile(request.get("profile")):
+    import torch._inductor.config
+
+    # Inductor draws random numbers its own way unless told to fall back to eager's.
+    with _compile_profile(request.get("profile")), torch._inductor.config.patch(fallback_random=True):
         _seed_everything()
         breaks, output = compile_and_collect(fn, *_own_copy(args, kwargs), backend=backend, mode=mode)
         _seed_everything()
         ok, why, _ = fullgraph_compiles(fn, *_own_copy(args, kwargs), backend=backend, mode=mode)
+    matched = _outputs_match(expected, output)
     response = {
         "status": "ok",
         "breaks": [_break_json(b) for b in breaks],
         "fullgraph": {"ok": ok, "error": why},
-        "outputs_match": _outputs_match(expected, output),
+        "outputs_match": matched,
+        # Where they differ: whether eager, run again from the same seeds, differs from itself
+        # too (a draw no seed fixes, the clock): then compiling is not what changed the output.
+        "nondeterministic": None if matched else not _outputs_match(expected, _eager_again(fn, args, kwargs)),
         "executed": executed,
         "executed_spans": spans,
         "compiled": _compiled_function(fn),
