@@ -626,3 +626,29 @@ def test_random_draws_match_and_a_clock_reads_as_nondeterministic(verify_pool, t
     assert by_name["clocked"]["outputs_match"] is False and by_name["clocked"]["nondeterministic"] is True
     text = verify(verify_pool, "noisy.py", cwd=tmp_path).stdout
     assert "outputs differ from eager (so does eager run again: nondeterministic)" in text
+
+
+@needs_torch
+@pytest.mark.dynamo
+def test_the_fullgraph_column_gives_the_cause_and_the_users_line(verify_pool, tmp_path: Path) -> None:
+    write(
+        tmp_path / "sampler.py",
+        """\
+        import torch
+
+        torch._dynamo.config.capture_scalar_outputs = True
+
+
+        def sample(logits, p):
+            top_p = p.item()
+            if top_p > 0.99:
+                return logits
+            return logits * 2
+
+
+        def torchlint_targets():
+            return {"sample": (sample, (torch.ones(4), torch.tensor(0.5)))}
+        """,
+    )
+    row = next(line for line in verify(verify_pool, "sampler.py", cwd=tmp_path).stdout.splitlines() if "::sample" in line)
+    assert "fails (UserError: " in row and "data-dependent" in row and row.endswith("at sampler.py:8 (if top_p > 0.99:))"), row

@@ -448,7 +448,8 @@ def fullgraph_compiles(
 ) -> tuple[bool, str | None, object]:
     """(True, None, output) when ``fn`` compiles as one graph; else (False, why, None).
 
-    ``why`` is the gb_type of Dynamo's Unsupported error, or the exception's type name.
+    ``why`` is the gb_type of Dynamo's Unsupported error, or the exception's type name with
+    the first line of its message; either with the user's line Dynamo stopped at, where known.
     """
     import torch
 
@@ -457,8 +458,28 @@ def fullgraph_compiles(
     try:
         output = compiled(*args, **(kwargs or {}))
     except Exception as error:  # noqa: BLE001 - every failure is an answer here
-        return False, getattr(error, "gb_type", None) or type(error).__name__, None
+        return False, _why_not(error), None
     return True, None, output
+
+
+# How much of an error's first line the fullgraph column shows.
+_CAUSE_CHARACTERS = 100
+
+
+def _why_not(error: Exception) -> str:
+    """`UserError: Could not guard on data-dependent expression ... at model.py:12 (if top_p > 0.99:)`."""
+    why = getattr(error, "gb_type", None)
+    if why is None:
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+        if len(first) > _CAUSE_CHARACTERS:
+            first = first[: _CAUSE_CHARACTERS - 1] + "…"
+        why = f"{type(error).__name__}: {first}" if first else type(error).__name__
+    stack = getattr(error, "real_stack", None)
+    if stack:
+        frame = stack[-1]
+        where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+        why += f" at {where}" + (f" ({frame.line.strip()})" if frame.line else "")
+    return why
 
 
 def _compile_options(backend: str, mode: str | None) -> dict[str, str]:
