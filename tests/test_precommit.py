@@ -226,3 +226,28 @@ def test_fix_hook_rewrites_the_staged_file_and_the_commit_then_passes(tmp_path: 
     assert passing.returncode == 0, _output(passing)
     assert re.search(r"^torchlint \(fix\)\.+Passed$", passing.stdout, re.MULTILINE), _output(passing)
 
+
+
+def _documented_local_hook() -> str:
+    """The `repo: local` configuration docs/pre-commit.md shows, word for word."""
+    page = (REPO_ROOT / "docs" / "pre-commit.md").read_text()
+    section = page.split("## With the torchlint you installed", 1)[1]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_local_hook_runs_the_installed_torchlint(tmp_path: Path) -> None:
+    env = _environment(tmp_path)
+    # `language: system` runs the `torchlint` on PATH: this interpreter's.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    project = tmp_path / "project"
+    _init_repository(project, env)
+    (project / ".pre-commit-config.yaml").write_text(_documented_local_hook())
+    (project / "model.py").write_text(MODEL_WITH_PRINT)
+    _git(project, env, "add", "-A")
+    command = [sys.executable, "-m", "pre_commit", "run"]
+    failing = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert failing.returncode == 1 and "model.py:6:9: TL101" in failing.stdout, _output(failing)
+    (project / "model.py").write_text(MODEL_WITH_GUARDED_PRINT)
+    _git(project, env, "add", "-A")
+    passing = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert passing.returncode == 0, _output(passing)
