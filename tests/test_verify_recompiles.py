@@ -474,3 +474,23 @@ def test_the_recompile_fixture_agrees_with_dynamo(verify_pool):
     assert report["backend"] == "eager"
     # TL708's hazard shows only under inductor: an eager run leaves its finding unjudged.
     assert "TL708" not in report["rules"]
+
+
+@pytest.mark.dynamo
+def test_inputs_moved_or_copied_keep_dynamos_marks() -> None:
+    """`mark_dynamic` and `mark_static` live in the tensor's attributes: moving the inputs to
+    the device (here `meta`, which any machine has) and copying them for a run keep them."""
+    import torch
+
+    from torchlint.verify.worker import _own_copy, _to_device
+
+    x, y = torch.ones(4, 3), torch.ones(2, 5)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.mark_static(y, 1)
+    _, (moved_x, moved_y), _ = _to_device(lambda a, b: a, (x, y), {}, "meta")
+    assert moved_x.device.type == "meta" and moved_x._dynamo_dynamic_indices == {0}
+    assert moved_y._dynamo_static_indices == {1}
+    (copied_x, copied_y), _ = _own_copy((x, y), {})
+    assert copied_x is not x and copied_x._dynamo_dynamic_indices == {0} and copied_y._dynamo_static_indices == {1}
+    copied_x._dynamo_dynamic_indices.add(1)
+    assert x._dynamo_dynamic_indices == {0}  # a copy's marks are its own

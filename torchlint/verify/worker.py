@@ -56,12 +56,29 @@ def _unpack(entry: Any) -> tuple[Any, tuple, dict]:
     return first
 
 
+def with_marks(copy, original):
+    """``copy`` of the tensor ``original`` (moved, cloned) with Dynamo's marks on it:
+    `mark_dynamic`, `mark_static` and their kin live in the tensor's own attributes, which
+    neither `.to()` nor `.clone()` carries over."""
+    if copy is not original:
+        for name, mark in vars(original).items():
+            if name.startswith("_dynamo"):
+                setattr(copy, name, _copied(mark))
+    return copy
+
+
+def _copied(mark):
+    return mark.copy() if isinstance(mark, (set, dict, list)) else mark
+
+
 def _to_device(fn, args, kwargs, device: str):
     import torch
     from torch.utils._pytree import tree_map
 
     def move(value):
-        return value.to(device) if isinstance(value, (torch.Tensor, torch.nn.Module)) else value
+        if isinstance(value, torch.Tensor):
+            return with_marks(value.to(device), value)
+        return value.to(device) if isinstance(value, torch.nn.Module) else value
 
     owner = getattr(fn, "__self__", None)
     if isinstance(fn, torch.nn.Module):
@@ -297,7 +314,7 @@ def _own_copy(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
     def copy(value: Any) -> Any:
         if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
-            return value.detach().clone().requires_grad_(value.requires_grad)
+            return with_marks(value.detach().clone().requires_grad_(value.requires_grad), value)
         return value
 
     return tree_map(copy, args), tree_map(copy, kwargs)
