@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path, PurePath
+from sys import intern
 from typing import Any
 
 # The modules whose classes a value may hold: only these are ever built from bytes.
@@ -195,6 +196,10 @@ def loads(data: bytes | memoryview) -> Any | None:
 
 def _decode(value: object) -> object:
     kind = type(value)
+    if kind is str:
+        # marshal's format 0 gives each occurrence a string of its own: the names a project's
+        # analyses repeat would each be held once per use.
+        return intern(value)  # type: ignore[call-overload]
     if kind in _PLAIN:
         return value
     if kind is list:
