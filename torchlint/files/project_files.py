@@ -23,7 +23,7 @@ Stamp = tuple[int, int, int]
 # A folder or file changed this recently before it was looked at may change again within
 # the same tick of the file system's clock, leaving its time as it was: its time vouches
 # for nothing. What a run saw is kept as it was; whether a time vouches is decided when it
-# is read back, against when that run started (`trusted_before`), so the same files always
+# is read back, against when that run started (`vouches`), so the same files always
 # give the same record.
 _RECENT_NS = 2_000_000_000
 
