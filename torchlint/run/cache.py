@@ -6,7 +6,8 @@ the torch, Python and libcst it runs with, the file's bytes, its settings and wh
 project told it. A hit is therefore the step's
 answer, never a guess. Each entry is a file of its own, written by a temporary file and a
 rename, so a reader sees the old file or the new one and two concurrent runs cannot
-interleave. 
+interleave.
+
 The cache folder travels with the project (a repository can commit it, an image can hold
 one another user wrote), so nothing in it is trusted for being there. Each file holds plain
 data only (`plain_data`: its decoder builds torchlint's own data classes field by field and
@@ -39,8 +40,9 @@ from torchlint.user_cache import cache_key, checked_body, signed
 DEFAULT_FOLDER = ".torchlint_cache"
 
 _MAGIC = b"torchlint-cache 2\n"
-# What a value cannot be written as: anything but plain data, or nested past the stack.
-_UNWRITABLE = (OSError, TypeError, ValueError, RecursionError)
+# Why a value is not written: the folder refuses it, or the value is not plain data (an
+# object of no registered class, one missing a field) or is nested past the stack.
+_UNWRITABLE = (OSError, TypeError, ValueError, AttributeError, RecursionError)
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by torchlint.\n"
